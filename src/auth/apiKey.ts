@@ -1,0 +1,31 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Keys look like `ask_` + 43 base64url characters: 256 random bits, easy to spot in a leak scan. */
+export const API_KEY_PREFIX = 'ask_';
+const KEY_PATTERN = /^ask_[A-Za-z0-9_-]{43}$/;
+
+export function generateApiKey(): string {
+  return API_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function isWellFormedApiKey(candidate: string): boolean {
+  return KEY_PATTERN.test(candidate);
+}
+
+/**
+ * A fast hash is enough: the key has 256 random bits, so there is nothing to brute-force, and
+ * a fast hash keeps the per-request check cheap.
+ */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header (RFC 6750; the scheme name is
+ * case-insensitive), or undefined when the header is missing or not of that form.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^bearer +([^ ]+) *$/i.exec(header);
+  return match?.[1];
+}

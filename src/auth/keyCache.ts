@@ -1,0 +1,63 @@
+import type { ApiKeyStore } from '../store/apiKeys.js';
+import { hashApiKey, isWellFormedApiKey } from './apiKey.js';
+
+export type KeyVerdict = 'valid' | 'invalid' | 'unavailable';
+
+export interface KeyCacheOptions {
+  /** How often the set of active keys is reloaded: the bound on revocation reaching this instance. */
+  refreshMs: number;
+  /** After this long without a successful reload the cache refuses to answer (fails closed). */
+  maxStaleMs: number;
+  onRefreshError?: (error: unknown) => void;
+}
+
+/**
+ * The hashes of the active keys, held in memory and reloaded on a timer, so that checking a key
+ * costs one hash and one set lookup instead of a database round trip. A key revoked or created
+ * on any instance takes effect here within `refreshMs` (plus one query). When reloads keep
+ * failing past `maxStaleMs`, every check answers 'unavailable' rather than trusting an old set.
+ */
+export class KeyCache {
+  private active = new Set<string>();
+  private loadedAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: ApiKeyStore,
+    private readonly options: KeyCacheOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => {
+      this.refresh().catch((error: unknown) => this.options.onRefreshError?.(error));
+    }, this.options.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Reloads now; concurrent callers share one query. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.store
+      .activeHashes()
+      .then((hashes) => {
+        this.active = new Set(hashes);
+        this.loadedAt = Date.now();
+      })
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    return this.refreshing;
+  }
+
+  check(token: string | undefined): KeyVerdict {
+    if (token === undefined || !isWellFormedApiKey(token)) return 'invalid';
+    if (Date.now() - this.loadedAt > this.options.maxStaleMs) return 'unavailable';
+    return this.active.has(hashApiKey(token)) ? 'valid' : 'invalid';
+  }
+}

@@ -1,0 +1,70 @@
+import { resolve } from 'node:path';
+import { projectRoot } from './paths.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface Config {
+  port: number;
+  host: string;
+  /** postgres://… when set; otherwise the embedded SQLite file at `sqlitePath`. */
+  databaseUrl: string | undefined;
+  sqlitePath: string;
+  logLevel: LogLevel;
+  /** Check every response against the spec and answer 500 on a mismatch (test and dev). */
+  validateResponses: boolean;
+  /** How often each instance reloads the active API keys: the bound on revocation. */
+  keyRefreshMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}; got "${raw}"`);
+  return raw as T;
+}
+
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// URL; got a ${url.protocol} URL`);
+  }
+  return raw;
+}
+
+/** Reads and checks the environment; a bad value is an error naming the variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const mode = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
+  const validate = oneOf(env, 'VALIDATE_RESPONSES', ['true', 'false'], mode === 'production' ? 'false' : 'true');
+  const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
+  if (!/^[A-Za-z0-9.:-]+$/.test(host)) throw new ConfigError(`HOST must be a host name or IP address; got "${host}"`);
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host,
+    databaseUrl: databaseUrl(env),
+    sqlitePath: resolve(projectRoot, env.SQLITE_PATH || 'data/animal-store.sqlite'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    validateResponses: validate === 'true',
+    keyRefreshMs: integer(env, 'KEY_REFRESH_MS', 2000, 100, 4000),
+  };
+}

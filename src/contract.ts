@@ -1,0 +1,70 @@
+/**
+ * The typed contract between the HTTP adapter and the handlers, derived from the generated
+ * `operations`. A handler takes a typed request and returns one of the responses the spec
+ * declares for its operation; the compiler rejects any other status or body shape, and the
+ * handler map must have exactly one handler per operation.
+ */
+import type { components, operations } from '../generated/openapi.js';
+import type { CursorCodec } from './cursor.js';
+import type { PetStore } from './store/types.js';
+
+export type OperationId = keyof operations;
+export type Schemas = components['schemas'];
+export type ErrorBody = Schemas['Error'];
+export type ErrorCode = Schemas['ErrorCode'];
+
+type Parameters<O extends OperationId> = operations[O]['parameters'];
+type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] extends [undefined] ? Record<string, never> : NonNullable<V>) : Record<string, never>;
+
+type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B : undefined;
+
+/** A request as the handler sees it: validated against the spec, query and path coerced. */
+export interface HandlerRequest<O extends OperationId> {
+  path: Part<Parameters<O>, 'path'>;
+  query: Part<Parameters<O>, 'query'>;
+  body: JsonContent<NonNullable<operations[O]['requestBody']>>;
+}
+
+/** Headers the server derives from the spec itself (deprecation); handlers never set them. */
+type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate';
+
+type DeclaredHeaders<R> = R extends { headers: infer H }
+  ? { [K in keyof H as string extends K ? never : K extends ServerHeaders ? never : K]: H[K] }
+  : Record<string, never>;
+
+/** Statuses that the spec's `default` Error response covers for a handler. */
+export type DefaultStatus = 500 | 501 | 503;
+
+type ResultFor<R, S> = {
+  status: S;
+  body: JsonContent<R>;
+} & (keyof DeclaredHeaders<R> extends never ? { headers?: undefined } : { headers: DeclaredHeaders<R> });
+
+type Responses<O extends OperationId> = operations[O]['responses'];
+
+/** One of the responses the spec declares for operation O. */
+export type HandlerResult<O extends OperationId> = {
+  [S in keyof Responses<O>]: ResultFor<Responses<O>[S], S extends 'default' ? DefaultStatus : S>;
+}[keyof Responses<O>];
+
+/** What a handler may use besides its request: the stores, nothing of HTTP. */
+export interface HandlerDeps {
+  pets: PetStore;
+  cursors: CursorCodec;
+  /** The API's base path (`/v1`), for links a handler returns. */
+  basePath: string;
+}
+
+export type Handler<O extends OperationId> = (request: HandlerRequest<O>, deps: HandlerDeps) => Promise<HandlerResult<O>>;
+
+/** The handler map: exactly one handler for every operation in the spec. */
+export type Handlers = { [O in OperationId]: Handler<O> };
+
+export function errorBody(status: number, code: ErrorCode, message: string, details?: ErrorBody['details']): ErrorBody {
+  return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
+}
+
+/** The answer of a scaffolded handler that nobody has written yet. */
+export function notImplemented(operationId: OperationId): { status: 501; body: ErrorBody } {
+  return { status: 501, body: errorBody(501, 'not_implemented', `${operationId} is in the contract but not implemented yet.`) };
+}

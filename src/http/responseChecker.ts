@@ -1,0 +1,75 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { OpenAPIBackend } from 'openapi-backend';
+import type { Logger } from '../logger.js';
+import type { OpenApiDocument } from '../spec.js';
+
+export interface ContractViolation {
+  request: string;
+  operationId: string | undefined;
+  status: number;
+  problems: string[];
+}
+
+/**
+ * In test and dev, checks each response against the spec before it is sent: the status is
+ * declared for the operation, the body matches its schema, the declared headers are present, and
+ * every error body is an Error whose `status` equals the HTTP status. A mismatch is logged as an
+ * error and recorded, and the caller answers 500 instead, so no test can pass over it.
+ */
+export class ResponseChecker {
+  readonly violations: ContractViolation[] = [];
+  private readonly errorSchema: ValidateFunction;
+  private readonly declared = new Map<string, Set<string>>();
+
+  constructor(
+    document: OpenApiDocument,
+    private readonly backend: OpenAPIBackend,
+    private readonly enabled: boolean,
+    private readonly logger: Logger,
+  ) {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    this.errorSchema = ajv.compile({ components: document.components, $ref: '#/components/schemas/Error' });
+    for (const item of Object.values(document.paths ?? {})) {
+      for (const op of Object.values(item ?? {})) {
+        if (op && typeof op === 'object' && 'responses' in op && 'operationId' in op && typeof op.operationId === 'string') {
+          this.declared.set(op.operationId, new Set(Object.keys(op.responses ?? {})));
+        }
+      }
+    }
+  }
+
+  private requiredHeaders(operationId: string, status: number): string[] {
+    const responses = this.backend.router.getOperation(operationId)?.responses ?? {};
+    const response = (responses[String(status)] ?? responses.default) as { headers?: Record<string, { required?: boolean }> } | undefined;
+    return Object.entries(response?.headers ?? {})
+      .filter(([, header]) => header.required === true)
+      .map(([name]) => name);
+  }
+
+  check(operationId: string | undefined, status: number, body: unknown, headers: Record<string, string>, request: string): ContractViolation | undefined {
+    if (!this.enabled) return undefined;
+    const problems: string[] = [];
+    if (status >= 400) {
+      if (!this.errorSchema(body)) problems.push(`error body is not an Error: ${JSON.stringify(this.errorSchema.errors)}`);
+      else if ((body as { status: number }).status !== status) problems.push(`Error.status ${(body as { status: number }).status} differs from HTTP ${status}`);
+    }
+    if (operationId) {
+      const statuses = this.declared.get(operationId);
+      if (!statuses?.has(String(status)) && !statuses?.has('default')) problems.push(`status ${status} is not declared for ${operationId}`);
+      const bodyResult = this.backend.validateResponse(body, operationId, status);
+      if (bodyResult.errors) problems.push(`body: ${JSON.stringify(bodyResult.errors)}`);
+      // 'any' checks the headers that are present; openapi-backend's stricter modes ignore `required`.
+      const headerResult = this.backend.validateResponseHeaders(headers, operationId, { statusCode: status, setMatchType: 'any' as never });
+      if (headerResult.errors) problems.push(`headers: ${JSON.stringify(headerResult.errors)}`);
+      const sent = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+      for (const name of this.requiredHeaders(operationId, status)) {
+        if (!sent.has(name.toLowerCase())) problems.push(`required header ${name} is missing`);
+      }
+    }
+    if (problems.length === 0) return undefined;
+    const violation = { request, operationId, status, problems };
+    this.violations.push(violation);
+    this.logger.error({ violation }, 'response breaks the contract');
+    return violation;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * openapi-backend behind one module: it routes by operationId and validates requests (and, in
+ * test and dev, responses) against the bundled spec with an Ajv 2020-12 instance.
+ */
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { OpenAPIBackend, ValidationContext, type Context, type Document, type Handler as BackendHandler } from 'openapi-backend';
+import type { ErrorBody } from '../contract.js';
+import type { OpenApiDocument } from '../spec.js';
+
+// ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+type Detail = NonNullable<ErrorBody['details']>[number];
+
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+
+/**
+ * A fresh Ajv 2020-12 for each validation context openapi-backend asks for. Query and path
+ * values arrive as strings, so they are coerced; a JSON body is never coerced, so
+ * `"categoryId": "3"` stays a 400. Defaults from the spec are applied to both.
+ */
+function ajvFor(options: Record<string, unknown>, context: ValidationContext): Ajv2020 {
+  const isParams = context === ValidationContext.Params;
+  const isBody = context === ValidationContext.RequestBody;
+  const ajv = new Ajv2020({
+    ...options,
+    strict: false,
+    allErrors: true,
+    coerceTypes: isParams,
+    useDefaults: isParams || isBody,
+  });
+  addFormats(ajv);
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= INT32.min && n <= INT32.max });
+  // int64 ids are bounded by `maximum` in the spec; the format itself accepts any integer.
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
+  ajv.addFormat('float', { type: 'number', validate: () => true });
+  ajv.addFormat('double', { type: 'number', validate: () => true });
+  return ajv;
+}
+
+export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string): OpenAPIBackend {
+  return new OpenAPIBackend({
+    // openapi-backend deep-copies and dereferences this; a copy keeps our document untouched.
+    definition: structuredClone(document) as unknown as Document,
+    apiRoot,
+    strict: true,
+    quick: true, // skips its own definition check, which applies the 3.0 meta-schema (redocly lint is our gate)
+    validate: true,
+    coerceTypes: true,
+    customizeAjv: (_original, ajvOptions, context) => ajvFor(ajvOptions as Record<string, unknown>, context) as never,
+  });
+}
+
+const LOCATIONS: Record<string, Detail['in']> = { requestBody: 'body', query: 'query', path: 'path', header: 'header' };
+
+/** Turns Ajv's errors into the contract's `details`: where, which field, what is wrong. */
+export function detailsOf(errors: readonly ErrorObject[]): Detail[] {
+  const details: Detail[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const [, where = '', ...rest] = error.instancePath.split('/');
+    let location = LOCATIONS[where];
+    let segments = rest.map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let message = error.message ?? 'is invalid';
+    const params = error.params as Record<string, unknown>;
+    if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
+      if (!location) {
+        location = LOCATIONS[params.missingProperty] ?? 'body';
+        segments = [];
+        message = location === 'body' ? 'is required: send a JSON body' : 'is required';
+      } else {
+        segments = [...segments, params.missingProperty];
+        message = 'is required';
+      }
+    } else if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+      segments = [...segments, params.additionalProperty];
+      message = location === 'body' ? 'is not a field of this request body' : 'is not a parameter of this operation';
+    } else if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+      message = `must be one of ${params.allowedValues.join(', ')}`;
+    }
+    if (error.keyword === 'if' || error.keyword === 'anyOf' || error.keyword === 'oneOf') continue;
+    const detail: Detail = { in: location ?? 'body', field: segments.join('.'), message };
+    const key = `${detail.in}|${detail.field}|${detail.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    details.push(detail);
+  }
+  return details;
+}
+
+export function summarise(details: readonly Detail[]): string {
+  const first = details[0];
+  if (!first) return 'The request is invalid.';
+  const name = first.field ? `${first.in} field "${first.field}"` : `the ${first.in === 'body' ? 'request body' : first.in}`;
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
+  return `The request is invalid: ${name} ${first.message}${more}.`;
+}
+
+export type { Context, BackendHandler };

@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import { bundledSpecPath } from './paths.js';
+
+export type OpenApiDocument = OpenAPIV3_1.Document;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+export type HttpMethod = (typeof METHODS)[number];
+
+/** What the rest of the code needs to know about one operation of the contract. */
+export interface OperationInfo {
+  operationId: string;
+  method: HttpMethod;
+  /** The path as the spec writes it, relative to the server base (`/pets/{petId}`). */
+  path: string;
+  summary: string;
+  deprecated: boolean;
+  /** `x-deprecated-at` and `x-sunset`, as the spec gives them. */
+  deprecatedAt?: string;
+  sunset?: string;
+  stability?: string;
+}
+
+function stringExtension(op: object, key: string): string | undefined {
+  const value = (op as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function operationsOf(document: OpenApiDocument): OperationInfo[] {
+  const result: OperationInfo[] = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (!item) continue;
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      if (!op.operationId) throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
+      const info: OperationInfo = {
+        operationId: op.operationId,
+        method,
+        path,
+        summary: op.summary ?? '',
+        deprecated: op.deprecated === true,
+      };
+      const deprecatedAt = stringExtension(op, 'x-deprecated-at');
+      const sunset = stringExtension(op, 'x-sunset');
+      const stability = stringExtension(op, 'x-stability');
+      if (deprecatedAt) info.deprecatedAt = deprecatedAt;
+      if (sunset) info.sunset = sunset;
+      if (stability) info.stability = stability;
+      result.push(info);
+    }
+  }
+  return result;
+}
+
+/** The bundled contract the server runs on (generated/openapi.json). */
+export function loadBundledSpec(): OpenApiDocument {
+  return JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as OpenApiDocument;
+}
+
+/** The base path of the API, taken from the first server URL (`/v1`). */
+export function basePathOf(document: OpenApiDocument): string {
+  const url = document.servers?.[0]?.url;
+  if (!url) throw new Error('The spec declares no server');
+  return new URL(url).pathname.replace(/\/$/, '');
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Dialect } from './database.js';
+
+/**
+ * Versioned schema migrations, run at every start. Kysely's Migrator records what ran in its own
+ * table and takes a lock on PostgreSQL, so several instances starting at once apply each once.
+ * Identity columns differ between the dialects; everything else is shared. Never edit a
+ * migration that has shipped: add a new one.
+ */
+function migrations(dialect: Dialect): Record<string, Migration> {
+  const idColumn = dialect === 'postgres' ? sql`bigint generated always as identity primary key` : sql`integer primary key autoincrement`;
+  const bigint = dialect === 'postgres' ? sql`bigint` : sql`integer`;
+  return {
+    '0001_pets': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table pets (
+          id ${idColumn},
+          name text not null,
+          category_id ${bigint} not null check (category_id >= 1),
+          status text not null check (status in ('available', 'pending', 'sold')),
+          created_at text not null
+        )`.execute(db);
+        await sql`create index pets_status_id on pets (status, id)`.execute(db);
+      },
+    },
+    '0002_api_keys': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table api_keys (
+          id ${idColumn},
+          name text not null,
+          key_hash text not null unique,
+          created_at text not null,
+          revoked_at text
+        )`.execute(db);
+      },
+    },
+    '0003_server_secrets': {
+      async up(db: Kysely<unknown>) {
+        await sql`create table server_secrets (name text primary key, value text not null)`.execute(db);
+        // Signs paging cursors; one per database so every instance accepts every instance's cursors.
+        const secret = randomBytes(32).toString('base64url');
+        await sql`insert into server_secrets (name, value) values ('cursor', ${secret})`.execute(db);
+      },
+    },
+  };
+}
+
+export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(`Migration failed: ${String(error)}`);
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
