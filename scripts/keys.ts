@@ -1,0 +1,80 @@
+/**
+ * `npm run keys -- <command>`: issue, list and revoke API keys on the configured database
+ * (the SQLite file by default, or DATABASE_URL). Only a key's hash is stored, so a key is shown
+ * once, when it is created. A revoked key stops working on every running instance within the
+ * key refresh interval (KEY_REFRESH_MS, 2 s by default).
+ */
+import { ConfigError, loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/server.js';
+import { createApiKeyStore } from '../src/store/apiKeys.js';
+
+const HELP = `Usage: npm run keys -- <command>
+
+  create <name>   create a key; prints it once (the last line is the key alone)
+  list            list keys: id, name, created, revoked (never the keys)
+  revoke <id>     revoke a key; running servers stop accepting it within seconds
+
+Uses DATABASE_URL when set (postgres://…), otherwise the SQLite file (SQLITE_PATH,
+default data/animal-store.sqlite).`;
+
+function usage(message?: string): never {
+  if (message) console.error(`${message}\n`);
+  console.error(HELP);
+  process.exit(2);
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+}
+
+const [command, ...rest] = process.argv.slice(2);
+if (!command || command === '--help' || command === '-h' || command === 'help') {
+  console.log(HELP);
+  process.exit(command ? 0 : 2);
+}
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) usage(`Configuration error: ${error.message}`);
+  throw error;
+}
+const database = await openDatabase(config);
+const keys = createApiKeyStore(database.db);
+let exitCode = 0;
+try {
+  switch (command) {
+    case 'create': {
+      const name = rest.join(' ').trim();
+      if (!name || name.length > 100) usage('create needs a name of 1 to 100 characters');
+      const { info, key } = await keys.create(name);
+      console.error(`Created key ${info.id} "${info.name}" on ${database.location}. Store it now; it is not shown again:`);
+      console.log(key);
+      break;
+    }
+    case 'list': {
+      if (rest.length > 0) usage('list takes no arguments');
+      const all = await keys.list();
+      if (all.length === 0) console.log('No keys. Create one with `npm run keys -- create <name>`.');
+      else printTable(['id', 'name', 'created', 'revoked'], all.map((k) => [String(k.id), k.name, k.createdAt, k.revokedAt ?? '-']));
+      break;
+    }
+    case 'revoke': {
+      const [id] = rest;
+      if (!id || !/^\d{1,15}$/.test(id) || rest.length !== 1) usage('revoke needs one key id (see `list`)');
+      if (await keys.revoke(Number(id))) console.log(`Revoked key ${id}. Running servers refuse it within ${config.keyRefreshMs / 1000} s.`);
+      else {
+        console.error(`No key has id ${id}.`);
+        exitCode = 1;
+      }
+      break;
+    }
+    default:
+      usage(`Unknown command: ${command}`);
+  }
+} finally {
+  await database.close();
+}
+process.exit(exitCode);

@@ -1,0 +1,172 @@
+/**
+ * Starts the real server on an ephemeral port over one of the storage targets, with response
+ * validation on: every response is checked against the spec, and `violations` must stay empty.
+ *
+ *   sqlite    a temp SQLite file
+ *   pglite    PGlite: PostgreSQL in-process, so the PostgreSQL dialect is tested on every machine
+ *   postgres  a real PostgreSQL (DATABASE_URL), in a database created for this run and dropped after
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
+import { createAnimalStoreClient, type AnimalStoreClient, type NewPet, type Pet } from '../../client/index.js';
+import type { Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
+
+export type Target = 'sqlite' | 'pglite' | 'postgres';
+
+const realPostgresUrl = process.env.DATABASE_URL;
+
+/** The targets this machine can run: PostgreSQL only when DATABASE_URL is set. */
+export const targets: Target[] = realPostgresUrl ? ['sqlite', 'pglite', 'postgres'] : ['sqlite', 'pglite'];
+if (!realPostgresUrl) {
+  console.warn('DATABASE_URL is not set: the real-PostgreSQL target is skipped (SQLite and PGlite still run).');
+}
+
+export interface TestServer {
+  server: RunningServer;
+  /** Base URL of the API, with /v1. */
+  api: string;
+  origin: string;
+  key: string;
+  client: AnimalStoreClient;
+  /** A raw request to a path under the API base, with the test key unless headers say otherwise. */
+  request(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface StorageHandle {
+  database: DatabaseHandle;
+  /** Removes what the handle created (temp files, the test database). */
+  dispose(): Promise<void>;
+}
+
+/** Opens a fresh, empty store of the given kind. */
+export async function openTestStorage(target: Target): Promise<StorageHandle> {
+  if (target === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
+    const database = await openSqlite(join(dir, 'test.sqlite'));
+    return {
+      database,
+      dispose: async () => {
+        await database.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  if (target === 'pglite') {
+    const pglite = new PGlite();
+    const database = await openPostgres({ connection: { ...createPgConfig(pglite) }, maxConnections: 1 });
+    return {
+      database,
+      dispose: async () => {
+        await database.close();
+        await pglite.close();
+      },
+    };
+  }
+  if (!realPostgresUrl) throw new Error('DATABASE_URL is not set');
+  const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: realPostgresUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(realPostgresUrl);
+  url.pathname = `/${name}`;
+  const database = await openPostgres({ connection: url.toString() });
+  return {
+    database,
+    dispose: async () => {
+      await database.close();
+      const dropper = new pg.Client({ connectionString: realPostgresUrl });
+      await dropper.connect();
+      await dropper.query(`drop database if exists ${name} with (force)`);
+      await dropper.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: undefined,
+    sqlitePath: '/nonexistent',
+    logLevel: 'silent',
+    validateResponses: true,
+    keyRefreshMs: 200,
+    ...overrides,
+  };
+}
+
+export async function startTestServer(target: Target, overrides: Partial<Config> = {}): Promise<TestServer> {
+  const storage = await openTestStorage(target);
+  const config = testConfig(overrides);
+  const server = await startServer({ config, logger: createLogger(config.logLevel), database: storage.database, bootstrapKey: false });
+  const { key } = await server.keys.create('test');
+  await server.keyCache.refresh();
+  const api = `${server.origin}${server.basePath}`;
+  return {
+    server,
+    api,
+    origin: server.origin,
+    key,
+    client: createAnimalStoreClient({ baseUrl: api, apiKey: key }),
+    request(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.auth !== false && !headers.has('authorization')) headers.set('Authorization', `Bearer ${key}`);
+      return fetch(`${api}${path}`, { ...init, headers });
+    },
+    async close() {
+      await server.close();
+      await storage.dispose();
+    },
+  };
+}
+
+/**
+ * Runs `body` once per storage target against its own server, and checks after every test that
+ * no response broke the contract.
+ */
+export function describeEachTarget(title: string, body: (ctx: () => TestServer) => void): void {
+  describe.each(targets)(`${title} [%s]`, (target) => {
+    let current: TestServer | undefined;
+    beforeAll(async () => {
+      current = await startTestServer(target);
+    });
+    afterAll(async () => {
+      await current?.close();
+    });
+    afterEach(() => {
+      const violations = current?.server.violations.splice(0) ?? [];
+      expect(violations, 'responses that broke the contract').toEqual([]);
+    });
+    body(() => {
+      if (!current) throw new Error('server not started');
+      return current;
+    });
+  });
+}
+
+/** Adds pets through the API, a few at a time, and returns them in id order. */
+export async function addPets(t: TestServer, count: number, make: (i: number) => NewPet = (i) => ({ name: `Pet ${i}`, categoryId: 1 + (i % 5) })): Promise<Pet[]> {
+  const created: Pet[] = [];
+  for (let start = 0; start < count; start += 10) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(10, count - start) }, async (_, j) => {
+        const { data, response } = await t.client.POST('/pets', { body: make(start + j) });
+        if (response.status !== 201 || !data) throw new Error(`create failed: ${response.status}`);
+        return data;
+      }),
+    );
+    created.push(...batch);
+  }
+  return created.sort((a, b) => a.id - b.id);
+}
