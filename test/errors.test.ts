@@ -1,0 +1,126 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handlers } from '../handlers/index.js';
+import { createCursorCodec } from '../src/cursor.js';
+import { createApp, type App } from '../src/http/app.js';
+import { createLogger } from '../src/logger.js';
+import { loadBundledSpec } from '../src/spec.js';
+import type { PetStore } from '../src/store/types.js';
+import { describeEachTarget } from './support/server.js';
+
+describeEachTarget('every error is an Error body', (t) => {
+  it('404 not_found: an unknown path under /v1 and outside it', async () => {
+    for (const url of [`${t().api}/nothing`, `${t().api}/store/orders`, `${t().origin}/elsewhere`]) {
+      const response = await fetch(url, { headers: { Authorization: `Bearer ${t().key}` } });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
+    }
+  });
+
+  it('405 method_not_allowed with an Allow header naming the methods the path has', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['DELETE', '/pets', 'GET, POST'],
+      ['PUT', '/pets/1', 'GET'],
+      ['PATCH', '/pets', 'GET, POST'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const response = await t().request(path, { method });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe(allow);
+      expect(await response.json()).toMatchObject({ code: 'method_not_allowed', status: 405 });
+    }
+  });
+
+  it('a method-override header does not turn a GET into anything else', async () => {
+    const response = await t().request('/pets', { headers: { 'X-HTTP-Method-Override': 'DELETE' } });
+    expect(response.status).toBe(200);
+  });
+
+  it('security headers are set; no X-Powered-By, no ETag', async () => {
+    const response = await t().request('/pets');
+    expect(response.headers.get('x-powered-by')).toBeNull();
+    expect(response.headers.get('etag')).toBeNull();
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('GET /healthz and /readyz answer without a key', async () => {
+    for (const path of ['/healthz', '/readyz']) {
+      const response = await fetch(`${t().origin}${path}`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ status: 'ok' });
+    }
+  });
+
+  it('GET /openapi.json serves the bundled contract', async () => {
+    const response = await fetch(`${t().origin}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(loadBundledSpec());
+  });
+});
+
+/** A server whose store fails in a chosen way: the only way to reach 500 and 503 on purpose. */
+describe('unexpected failures', () => {
+  let failure: Error = new Error('boom');
+  let server: Server;
+  let app: App;
+  let base = '';
+  const logs: string[] = [];
+  const failing: PetStore = {
+    create: () => Promise.reject(failure),
+    get: () => Promise.reject(failure),
+    list: () => Promise.reject(failure),
+  };
+
+  beforeAll(async () => {
+    const document = loadBundledSpec();
+    app = createApp({
+      document,
+      handlers,
+      deps: { pets: failing, cursors: createCursorCodec('test'), basePath: '/v1' },
+      keys: { check: (token) => (token === 'ask_' + 'k'.repeat(43) ? 'valid' : 'invalid') },
+      ping: () => Promise.reject(failure),
+      logger: createLogger('info', { write: (line: string) => logs.push(line) }),
+      validateResponses: true,
+      docsFile: '/nonexistent/index.html',
+    });
+    server = createServer(app.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const get = (path: string) => fetch(`${base}${path}`, { headers: { Authorization: `Bearer ask_${'k'.repeat(43)}` } });
+
+  it('500 internal_error: logged with the request id; no stack or SQL in the body', async () => {
+    failure = new Error('SQLITE_ERROR: near "selec": syntax error in select * from pets');
+    const response = await get('/v1/pets');
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { code: string; message: string; status: number };
+    expect(body).toMatchObject({ code: 'internal_error', status: 500 });
+    expect(body.message).not.toMatch(/SQLITE|select|at .*\.js/);
+    const requestId = response.headers.get('x-request-id') ?? '';
+    expect(body.message).toContain(requestId);
+    expect(logs.some((l) => l.includes(requestId) && l.includes('syntax error'))).toBe(true);
+    expect(app.violations).toEqual([]);
+  });
+
+  it('503 service_unavailable when the database cannot be reached; /readyz fails, /healthz does not', async () => {
+    failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const response = await get('/v1/pets/1');
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(response.headers.get('sunset')).not.toBeNull();
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect(app.violations).toEqual([]);
+  });
+
+  it('GET /docs before the docs are built is a 404 Error that says how to build them', async () => {
+    const response = await fetch(`${base}/docs`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ code: 'not_found', message: expect.stringContaining('npm run docs') });
+  });
+});
