@@ -25,16 +25,26 @@ const server = await startServer({ config, logger }).catch((error: unknown) => {
 
 const base = `${server.origin.replace('127.0.0.1', 'localhost')}${server.basePath}`;
 logger.info({ url: base, docs: `${server.origin}/docs`, database: server.database.dialect, data: server.database.location }, 'listening');
-console.log(`Animal Store API listening on ${base}`);
-console.log(`  docs:     ${server.origin}/docs   contract: ${server.origin}/openapi.json`);
-console.log(`  data:     ${server.database.location} (${server.database.dialect})`);
+const banner = [
+  `Animal Store API listening on ${base}`,
+  `  docs:     ${server.origin}/docs   contract: ${server.origin}/openapi.json`,
+  `  data:     ${server.database.location} (${server.database.dialect})`,
+];
 if (server.bootstrapKey) {
   // Shown once, on the console only: the structured log never carries a key.
-  console.log(`\nNo API key existed, so one was created (id ${server.bootstrapKey.id}). It is shown only now:\n`);
-  console.log(`  ${server.bootstrapKey.key}\n`);
-  console.log(`Try: curl -H "Authorization: Bearer <key>" ${base}/pets`);
-  console.log('Make more with `npm run keys -- create <name>`; revoke this one with `npm run keys -- revoke <id>`.\n');
+  banner.push(
+    '',
+    `No API key existed, so one was created (id ${server.bootstrapKey.id}). It is shown only now:`,
+    '',
+    `  ${server.bootstrapKey.key}`,
+    '',
+    `Try: curl -H "Authorization: Bearer <key>" ${base}/pets`,
+    'Make more with `npm run keys -- create <name>`; revoke this one with `npm run keys -- revoke <id>`.',
+    '',
+  );
 }
+// One write, so whoever reads the console sees the whole banner at once.
+process.stdout.write(`${banner.join('\n')}\n`);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
