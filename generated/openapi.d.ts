@@ -68,6 +68,18 @@ export interface components {
          */
         Id: number;
         /**
+         * @description The animal's name; 1 to 255 characters, no control characters.
+         * @example Biscuit
+         */
+        PetName: string;
+        /**
+         * Format: int64
+         * @description Identifier of the category the animal belongs to. Categories have no endpoints
+         *     of their own in version 1. At most 2^53 − 1, like every identifier.
+         * @example 2
+         */
+        CategoryId: number;
+        /**
          * @description Availability of an animal.
          * @example available
          * @enum {string}
@@ -75,18 +87,8 @@ export interface components {
         PetStatus: "available" | "pending" | "sold";
         /** @description An animal to add. `name` and `categoryId` are required. */
         NewPet: {
-            /**
-             * @description The animal's name: 1 to 255 characters, no control characters.
-             * @example Biscuit
-             */
-            name: string;
-            /**
-             * Format: int64
-             * @description Identifier of the category the animal belongs to. Categories have no
-             *     endpoints of their own in version 1.
-             * @example 2
-             */
-            categoryId: number;
+            name: components["schemas"]["PetName"];
+            categoryId: components["schemas"]["CategoryId"];
             /**
              * @description Availability of the new animal; `available` when omitted.
              * @default available
@@ -96,17 +98,8 @@ export interface components {
         /** @description An animal as returned. It has every field of `NewPet` plus `id`. */
         Pet: {
             id: components["schemas"]["Id"];
-            /**
-             * @description The animal's name.
-             * @example Biscuit
-             */
-            name: string;
-            /**
-             * Format: int64
-             * @description Identifier of the category the animal belongs to.
-             * @example 2
-             */
-            categoryId: number;
+            name: components["schemas"]["PetName"];
+            categoryId: components["schemas"]["CategoryId"];
             status: components["schemas"]["PetStatus"];
         };
         /** @description A list of animals. */

@@ -103,7 +103,7 @@ describeEachTarget('listPets: GET /pets', (t) => {
     });
 
     it('§4.1 401: missing or invalid key', async () => {
-      for (const headers of [{}, { Authorization: 'Bearer nope' }]) {
+      for (const headers of [{}, { Authorization: 'Bearer nope' }] as Array<Record<string, string>>) {
         const response = await t().request('/pets', { auth: false, headers });
         expect(response.status).toBe(401);
         expect(await response.json()).toEqual({ code: 'unauthorized', message: expect.any(String), status: 401 });

@@ -1,0 +1,63 @@
+/**
+ * `npm run generate` on a copy of the project: idempotent, never overwrites a handler, recreates
+ * a deleted one as a 501 stub, and `--check` fails when the spec moved on without regenerating.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = process.cwd();
+
+describe('npm run generate', () => {
+  let copy = '';
+  const generate = (...args: string[]) => run(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/generate.ts', ...args], { cwd: copy });
+  const snapshot = (...files: string[]) => files.map((f) => readFileSync(join(copy, f), 'utf8'));
+
+  beforeAll(() => {
+    copy = mkdtempSync(join(tmpdir(), 'animal-store-gen-'));
+    for (const entry of ['package.json', 'tsconfig.json', 'redocly.yaml', 'spec', 'generated', 'handlers', 'src', 'scripts']) {
+      cpSync(join(root, entry), join(copy, entry), { recursive: true });
+    }
+    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+  });
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+  it('the committed generated files are up to date (--check passes)', async () => {
+    const { stdout } = await generate('--check');
+    expect(stdout).toContain('up to date');
+  });
+
+  it('running it twice changes nothing the second time', async () => {
+    const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'handlers/getPet.ts'];
+    const before = snapshot(...files);
+    await generate();
+    await generate();
+    expect(snapshot(...files)).toEqual(before);
+  });
+
+  it('a deleted handler is recreated as a typed 501 stub; existing handlers are never overwritten', async () => {
+    const listPets = snapshot('handlers/listPets.ts');
+    unlinkSync(join(copy, 'handlers/getPet.ts'));
+    await expect(generate('--check')).rejects.toMatchObject({ stderr: expect.stringContaining('handlers/getPet.ts') });
+    await generate();
+    const stub = readFileSync(join(copy, 'handlers/getPet.ts'), 'utf8');
+    expect(stub).toContain("Handler<'getPet'>");
+    expect(stub).toContain("notImplemented('getPet')");
+    expect(snapshot('handlers/listPets.ts')).toEqual(listPets);
+  });
+
+  it('editing the spec without regenerating makes --check fail, naming the stale files', async () => {
+    const specPath = join(copy, 'spec/openapi.yaml');
+    writeFileSync(specPath, readFileSync(specPath, 'utf8').replace('summary: List animals', 'summary: List the animals'));
+    const failure = generate('--check');
+    await expect(failure).rejects.toMatchObject({ code: 1 });
+    await expect(failure).rejects.toMatchObject({ stderr: expect.stringMatching(/generated\/openapi\.json[\s\S]*generated\/openapi\.d\.ts/) });
+    await generate();
+    await generate('--check');
+    expect(existsSync(join(copy, 'generated/openapi.json'))).toBe(true);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * The compile-time completeness guarantees of src/contract.ts, proven with the TypeScript compiler.
+ *
+ * Each case is a small module written to a temporary folder inside the project (so its relative
+ * imports resolve exactly as handlers/ do), type-checked with the project's own tsconfig.json
+ * options, and judged by the diagnostics reported for that file. One Program checks all cases.
+ * The baseline case must compile cleanly, which proves the harness reports only real errors; it
+ * also holds a correct twin of every broken case, so each broken case fails for its one defect.
+ *
+ * The folder is named `.vitest-typecheck-*`: git ignores it (.gitignore has `.vitest-*` folders) and `tsc -p`
+ * skips it (dot-folders are not matched by `include`), so a concurrent `tsc` never sees the cases.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const tmpDir = join(root, 'test', `.vitest-typecheck-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+
+const IMPORTS = `import type { Handler, Handlers } from '../../src/contract.js';
+import { createPet } from '../../handlers/createPet.js';
+import { getPet } from '../../handlers/getPet.js';
+import { listPets } from '../../handlers/listPets.js';
+`;
+
+const aPet = `{ id: 1, name: 'Biscuit', categoryId: 2, status: 'available' as const }`;
+
+const CASES = {
+  baseline: `${IMPORTS}
+export const map = { listPets, createPet, getPet } satisfies Handlers;
+// The correct twins of the broken cases below.
+export const fullPet: Handler<'getPet'> = async () => ({ status: 200, body: ${aPet} });
+export const declared404: Handler<'getPet'> = async () => ({ status: 404, body: { code: 'not_found', message: 'No such animal.', status: 404 } });
+export const withLocation: Handler<'createPet'> = async () => ({ status: 201, body: ${aPet}, headers: { Location: '/v1/pets/1' } });
+`,
+  missingHandler: `${IMPORTS}
+export const map = { listPets, createPet } satisfies Handlers;
+void getPet;
+`,
+  incompleteBody: `${IMPORTS}
+export const partialPet: Handler<'getPet'> = async () => ({ status: 200, body: { id: 1, name: 'x' } });
+void [listPets, createPet, getPet];
+`,
+  undeclaredStatus: `${IMPORTS}
+export const teapot: Handler<'getPet'> = async () => ({ status: 418, body: { code: 'not_found', message: 'No such animal.', status: 418 } });
+void [listPets, createPet, getPet];
+`,
+  missingLocation: `${IMPORTS}
+export const noLocation: Handler<'createPet'> = async () => ({ status: 201, body: ${aPet} });
+void [listPets, createPet, getPet];
+`,
+  extraHandler: `${IMPORTS}
+export const map = { listPets, createPet, getPet, deletePet: getPet } satisfies Handlers;
+`,
+} as const;
+
+type CaseName = keyof typeof CASES;
+
+const diagnostics = new Map<CaseName | 'elsewhere', string[]>();
+
+function fileOf(name: CaseName): string {
+  return join(tmpDir, `${name}.ts`);
+}
+
+beforeAll(() => {
+  mkdirSync(tmpDir, { recursive: true });
+  for (const [name, text] of Object.entries(CASES)) writeFileSync(fileOf(name as CaseName), text);
+
+  const configPath = join(root, 'tsconfig.json');
+  const read = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
+  if (read.error) throw new Error(ts.flattenDiagnosticMessageText(read.error.messageText, '\n'));
+  const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, root, undefined, configPath);
+  if (parsed.errors.length > 0) throw new Error(parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n'));
+
+  const program = ts.createProgram({ rootNames: Object.keys(CASES).map((n) => fileOf(n as CaseName)), options: parsed.options });
+  const byFile = new Map<string, CaseName>(Object.keys(CASES).map((n) => [ts.sys.resolvePath(fileOf(n as CaseName)), n as CaseName]));
+  for (const d of ts.getPreEmitDiagnostics(program)) {
+    const owner = (d.file && byFile.get(ts.sys.resolvePath(d.file.fileName))) || 'elsewhere';
+    const where = d.file && d.start !== undefined ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
+    diagnostics.set(owner, [...(diagnostics.get(owner) ?? []), `${where}TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`]);
+  }
+}, 120_000);
+
+afterAll(() => {
+  rmSync(tmpDir, { recursive: true, force: true });
+});
+
+const errorsOf = (name: CaseName | 'elsewhere') => diagnostics.get(name) ?? [];
+
+describe('the handler contract is enforced by the compiler', () => {
+  it('a. the complete map of the real handlers (and the correct twins) compiles with zero diagnostics', () => {
+    expect(errorsOf('baseline')).toEqual([]);
+    expect(errorsOf('elsewhere')).toEqual([]);
+  });
+
+  it('b. a handler map without getPet is a compile error naming getPet', () => {
+    const errors = errorsOf('missingHandler');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("Property 'getPet' is missing");
+  });
+
+  it("c. a getPet 200 whose Pet body lacks categoryId and status is a compile error", () => {
+    const errors = errorsOf('incompleteBody');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/is missing the following properties from type .*: categoryId, status$/m);
+  });
+
+  it('d. a status the spec does not declare for the operation (418) is a compile error', () => {
+    const errors = errorsOf('undeclaredStatus');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("Type '418' is not assignable");
+  });
+
+  it('e. a createPet 201 without the required Location header is a compile error', () => {
+    const errors = errorsOf('missingLocation');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/Property 'headers' is missing .* required in type '\{ headers: \{ Location: string; \}; \}'/);
+  });
+
+  it('f. a handler map with a key that is not an operation of the spec (deletePet) is a compile error', () => {
+    const errors = errorsOf('extraHandler');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("'deletePet' does not exist in type 'Handlers'");
+  });
+});
