@@ -1,7 +1,7 @@
 /**
  * Composes the running service: database, key cache, app, HTTP server, and graceful shutdown.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handlers } from '../handlers/index.js';
 import { KeyCache } from './auth/keyCache.js';
@@ -99,6 +99,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   let closing: Promise<void> | undefined;
+  // During shutdown, keep-alive connections are told to close after their current response.
+  http.prependListener('request', (_req, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+  });
   const close = () =>
     (closing ??= (async () => {
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));

@@ -140,6 +140,7 @@ export function describeEachTarget(title: string, body: (ctx: () => TestServer) 
     let current: TestServer | undefined;
     beforeAll(async () => {
       current = await startTestServer(target);
+      console.info(`[${target}] ${title}: real server at ${current.api}`);
     });
     afterAll(async () => {
       await current?.close();
