@@ -50,8 +50,9 @@ const API_HEADERS: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
 };
-// The rendered docs are one self-contained page: inline script and styles, nothing fetched from afar.
-const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' blob:; worker-src blob:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'self'; frame-ancestors 'none'";
+// The rendered docs are one self-contained page: inline script and styles, nothing fetched from
+// afar; 'unsafe-eval' because Redoc's search builds its worker's code at run time.
+const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'self'; frame-ancestors 'none'";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 

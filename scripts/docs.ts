@@ -1,0 +1,150 @@
+/**
+ * `npm run docs`: the API reference as one self-contained page, for publishing or opening offline.
+ *
+ *   dist/docs/index.html    Redoc page from generated/openapi.json (redocly build-docs --inlineBundle)
+ *   dist/docs/openapi.json  the bundled contract, offered for download next to it
+ *
+ * The page must make no network request when opened. `--inlineBundle` embeds Redoc itself
+ * (without it the page loads Redoc from a CDN); Redoc's own telemetry is off because
+ * redocly.yaml says `telemetry: off` (build-docs then writes `disableTelemetry: true` into the
+ * page). What remains is patched here, and a Content-Security-Policy in the page blocks anything
+ * remote that a later Redoc version might add:
+ *
+ *   - the "API docs by Redocly" badge loads its logo from cdn.redoc.ly: replaced by an inline SVG
+ *   - CSP: scripts, styles, images, fonts and workers only inline, data: or blob:; no fetch at all
+ *
+ * The server serves the same file at GET /docs.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { bundledSpecPath, docsPath, projectRoot } from '../src/paths.js';
+
+const HELP = `Usage: npm run docs
+
+Builds the API reference from generated/openapi.json (run \`npm run generate\` first when the
+spec changed) into dist/docs/index.html, a single HTML file that makes no network request when
+opened, and copies the contract to dist/docs/openapi.json.
+
+  --help   show this text`;
+
+/**
+ * What the page may load: only what it carries inline (or derives from it as data:/blob:).
+ * 'unsafe-eval' because Redoc's search (flexsearch) builds its web worker's code at run time.
+ */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'unsafe-inline' 'unsafe-eval' blob:",
+  'worker-src blob:',
+  "style-src 'unsafe-inline'",
+  'img-src data: blob:',
+  'font-src data:',
+  "connect-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+/** Stands in for the Redocly logo of the attribution badge, which Redoc fetches from cdn.redoc.ly. */
+const REDOCLY_WORDMARK =
+  'data:image/svg+xml,' +
+  encodeURIComponent(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="54" height="14" viewBox="0 0 54 14"><text x="0" y="11" font-family="system-ui,sans-serif" font-size="11" fill="#0044d4">Redocly</text></svg>',
+  );
+const REDOCLY_LOGO_URL = /https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g;
+
+/** Remote references the browser would fetch: when it parses the page, or when Redoc runs. */
+const REMOTE_RESOURCE = [
+  /<(?:script|link|img|iframe|source|embed|object|video|audio|track|input)\b[^>]*?\s(?:src|href|data|poster|srcset)\s*=\s*["']?(?:https?:)?\/\//gi,
+  /url\(\s*["']?(?:https?:)?\/\//gi,
+  /@import\s+(?:url\()?\s*["']?(?:https?:)?\/\//gi,
+  /\bimport\s*(?:\(\s*|[\w*{}\s,$]*\bfrom\s*)["'](?:https?:)?\/\//g,
+  // Fetched by Redoc's code at run time (the badge logo); seal() must have replaced it.
+  /https:\/\/cdn\.redoc\.ly\//g,
+];
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(HELP);
+  process.exit(0);
+}
+if (args.length > 0) {
+  console.error(`Unknown argument: ${args.join(' ')}\n\n${HELP}`);
+  process.exit(2);
+}
+
+const root = projectRoot;
+const rel = (file: string) => relative(root, file);
+const started = performance.now();
+
+if (!existsSync(bundledSpecPath)) {
+  console.error(`${rel(bundledSpecPath)} is missing: run \`npm run generate\` first.`);
+  process.exit(1);
+}
+
+/** Runs redocly build-docs and returns the page it wrote. */
+function buildDocs(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-docs-'));
+  try {
+    const out = join(dir, 'index.html');
+    try {
+      execFileSync(join(root, 'node_modules', '.bin', 'redocly'), ['build-docs', bundledSpecPath, '--inlineBundle', '--output', out], {
+        cwd: root,
+        // Telemetry is off in redocly.yaml too; the update check would ask registry.npmjs.org.
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        encoding: 'utf8',
+      });
+    } catch (error) {
+      const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+      throw new Error(`redocly build-docs failed:\n${stdout ?? ''}${stderr ?? ''}`);
+    }
+    return readFileSync(out, 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Makes the page self-contained: no logo from the CDN, and a CSP that forbids remote loads. */
+function seal(html: string): string {
+  const head = /<head[^>]*>/i.exec(html);
+  if (!head) throw new Error('the page redocly wrote has no <head>');
+  const at = head.index + head[0].length;
+  const sealed = `${html.slice(0, at)}\n  <meta http-equiv="Content-Security-Policy" content="${CSP}" />${html.slice(at)}`;
+  return sealed.replace(REDOCLY_LOGO_URL, REDOCLY_WORDMARK);
+}
+
+/** Writes next to the target and renames, so the server never serves a half-written file. */
+function writeAtomically(file: string, write: (temp: string) => void): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    write(temp);
+    renameSync(temp, file);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+let html: string;
+try {
+  html = seal(buildDocs());
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+}
+const remote = REMOTE_RESOURCE.flatMap((pattern) => html.match(pattern) ?? []);
+if (remote.length > 0) {
+  console.error(`The page would still load remote resources:\n  ${remote.join('\n  ')}`);
+  process.exit(1);
+}
+
+const specCopy = join(dirname(docsPath), 'openapi.json');
+writeAtomically(docsPath, (temp) => writeFileSync(temp, html));
+writeAtomically(specCopy, (temp) => copyFileSync(bundledSpecPath, temp));
+
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+console.log(`Docs: ${rel(docsPath)} (${Math.ceil(Buffer.byteLength(html) / 1024)} KiB, self-contained)`);
+console.log(`Spec: ${rel(specCopy)}`);
+console.log(`Built in ${seconds} s. Open ${pathToFileURL(docsPath).href}, or GET /docs on a running server.`);

@@ -1,0 +1,208 @@
+/**
+ * `npm run mock`: a mock of the Animal Store API, answering from the contract's examples, so a
+ * frontend can be built before (or without) the real server.
+ *
+ * It runs Prism (@stoplight/prism-cli) on generated/openapi.json, with one fix: Prism ignores the
+ * path of the server URL and would serve `/pets`, while the real server serves `/v1/pets`. So this
+ * script derives, at start and again whenever generated/openapi.json changes, a copy of the
+ * contract whose paths carry the base path of the first server URL (`/v1/pets`,
+ * `/v1/pets/{petId}`), in a temp folder, and points Prism at that copy. A frontend then switches
+ * between the mock and the real server by host and port only.
+ *
+ * SIGINT and SIGTERM are passed on to Prism; the script exits 0 once Prism has stopped.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { bundledSpecPath, projectRoot } from '../src/paths.js';
+import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+
+const DEFAULT_PORT = 4010;
+const DEFAULT_HOST = '127.0.0.1';
+
+const HELP = `Usage: npm run mock [-- [--port <port>] [--host <host>]]
+
+Serves a mock of the Animal Store API (Prism) from generated/openapi.json, on the same paths as
+the real server: http://${DEFAULT_HOST}:${DEFAULT_PORT}/v1/pets, /v1/pets/{petId}.
+
+  --port <port>   port to listen on (default ${DEFAULT_PORT}). The PORT variable is not read:
+                  it is the real server's, so both can run side by side.
+  --host <host>   address to listen on (default ${DEFAULT_HOST}; 0.0.0.0 for every interface)
+  --help          show this text
+
+The mock answers with the examples of the contract. It wants an Authorization: Bearer header,
+with any token; without one it answers 401 with the contract's Error example. It checks
+parameters and bodies against the contract but stores nothing. Choose another declared
+response with a Prefer header, e.g. "Prefer: code=404" or "Prefer: example=empty". CORS is
+open to every origin. After \`npm run generate\` the mock reloads by itself.
+
+Unlike the real server: a 400 always carries the contract's first 400 example (the actual
+violation is in the sl-violations header); GET /v1/pets sends no Link header, so the mock
+always has one page (Prism would send the example Link every time, and a client following it
+would never stop); the Deprecation header is "true";
+an unknown path or method gets Prism's own problem+json body.
+
+Stop it with Ctrl-C.`;
+
+interface Options {
+  port: number;
+  host: string;
+}
+
+function usageError(message: string): never {
+  console.error(`${message}\n\n${HELP}`);
+  process.exit(2);
+}
+
+function parseArgs(args: string[]): Options {
+  const options: Options = { port: DEFAULT_PORT, host: DEFAULT_HOST };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    if (flag !== '--port' && flag !== '--host') usageError(`Unknown argument: ${arg}`);
+    const value = inline ?? args[++i];
+    if (value === undefined || value === '') usageError(`${flag} needs a value`);
+    if (flag === '--port') {
+      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) usageError(`--port must be a whole number from 1 to 65535; got "${value}"`);
+      options.port = Number(value);
+    } else {
+      if (!/^[A-Za-z0-9.:-]+$/.test(value)) usageError(`--host must be a host name or IP address; got "${value}"`);
+      options.host = value;
+    }
+  }
+  return options;
+}
+
+/**
+ * The contract as the mock serves it: every path prefixed by the base path of the first server
+ * URL, and no `Link` header. Prism would send the example `Link` on every page, so a client
+ * following `rel="next"` until it disappears would loop forever; without it the mock has one page.
+ */
+function forMock(document: OpenApiDocument): OpenApiDocument {
+  const base = basePathOf(document);
+  const copy = structuredClone(document);
+  const paths: NonNullable<OpenApiDocument['paths']> = {};
+  for (const [path, item] of Object.entries(copy.paths ?? {})) {
+    for (const op of Object.values(item ?? {})) {
+      if (typeof op !== 'object' || op === null || !('responses' in op)) continue;
+      for (const response of Object.values(op.responses ?? {})) {
+        if (response && 'headers' in response && response.headers) delete response.headers.Link;
+      }
+    }
+    paths[`${base}${path}`] = item;
+  }
+  return { ...copy, paths };
+}
+
+/** Resolves once something accepts connections on host:port; false if `gaveUp()` turns true first. */
+async function waitForPort(host: string, port: number, gaveUp: () => boolean): Promise<boolean> {
+  while (!gaveUp()) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host, port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+/** Why host:port cannot be listened on (e.g. EADDRINUSE), or undefined when it can. */
+function cannotListen(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
+  });
+}
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(HELP);
+  process.exit(0);
+}
+const { port, host } = parseArgs(args);
+
+if (!existsSync(bundledSpecPath)) {
+  console.error(`${relative(projectRoot, bundledSpecPath)} is missing: run \`npm run generate\` first.`);
+  process.exit(1);
+}
+
+// Prism reports a busy port with a stack of usage text; say it plainly instead.
+const listenError = await cannotListen(host, port);
+if (listenError) {
+  console.error(`Cannot listen on ${host}:${port} (${listenError}).${listenError === 'EADDRINUSE' ? ' Choose another port with --port.' : ''}`);
+  process.exit(1);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'animal-store-mock-'));
+const mockSpecPath = join(dir, 'openapi.json');
+const removeDir = () => rmSync(dir, { recursive: true, force: true });
+process.on('exit', removeDir);
+
+function writeMockSpec(): string {
+  const document = forMock(loadBundledSpec());
+  writeFileSync(mockSpecPath, JSON.stringify(document, null, 2));
+  return basePathOf(document);
+}
+
+let basePath: string;
+try {
+  basePath = writeMockSpec();
+} catch (error) {
+  console.error(`Cannot derive the mock's contract from ${relative(projectRoot, bundledSpecPath)}: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+
+// Prism reloads when its document changes; keep its copy in step with generated/openapi.json.
+watchFile(bundledSpecPath, { interval: 1000 }, (current, previous) => {
+  if (current.mtimeMs === previous.mtimeMs || !existsSync(bundledSpecPath)) return;
+  try {
+    writeMockSpec();
+  } catch (error) {
+    console.error(`Not reloading: ${error instanceof Error ? error.message : String(error)}`);
+  }
+});
+
+const prism = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', mockSpecPath, '--host', host, '--port', String(port)], {
+  cwd: projectRoot,
+  stdio: 'inherit',
+});
+
+let stopping = false;
+let exited = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    stopping = true;
+    if (!exited) prism.kill(signal);
+  });
+}
+
+prism.on('error', (error) => {
+  console.error(`Cannot start Prism: ${error.message}`);
+  process.exit(1);
+});
+
+prism.on('exit', (code, signal) => {
+  exited = true;
+  unwatchFile(bundledSpecPath);
+  if (stopping) {
+    console.log('Mock stopped.');
+    process.exit(0);
+  }
+  console.error(`Prism exited unexpectedly (${signal ?? `exit code ${code}`}).`);
+  process.exit(code === null || code === 0 ? 1 : code);
+});
+
+if (await waitForPort(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port, () => exited || stopping)) {
+  const shown = host === '127.0.0.1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const base = `http://${shown}:${port}${basePath}`;
+  console.log(`\nMock of the Animal Store API on ${base} (any bearer token is accepted).`);
+  console.log(`Try: curl -H "Authorization: Bearer test" ${base}/pets\n`);
+}

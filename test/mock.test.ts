@@ -1,0 +1,110 @@
+/**
+ * `npm run mock` as a frontend developer uses it: the script in a child process on a free port,
+ * answering on the real server's paths (/v1/...) with the contract's examples, asking for a bearer
+ * token, open to cross-origin pages, and stopping Prism with it on SIGTERM.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../src/paths.js';
+import { loadBundledSpec } from '../src/spec.js';
+import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from './support/processes.js';
+
+const HOST = '127.0.0.1';
+const AUTH = { Authorization: 'Bearer any-token-will-do' };
+
+/** The value at `keys` inside a JSON document, or undefined. */
+function at(value: unknown, ...keys: string[]): unknown {
+  let current = value;
+  for (const key of keys) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+const spec = loadBundledSpec();
+const listPetsFirstPage = at(spec, 'paths', '/pets', 'get', 'responses', '200', 'content', 'application/json', 'examples', 'firstPage', 'value');
+const getPetFound = at(spec, 'paths', '/pets/{petId}', 'get', 'responses', '200', 'content', 'application/json', 'examples', 'found', 'value');
+const unauthorizedExample = at(spec, 'components', 'responses', 'Unauthorized', 'content', 'application/json', 'examples', 'unauthorized', 'value');
+
+describe('npm run mock (Prism on the contract, on the real server paths)', () => {
+  let mock: RunningProcess;
+  let port: number;
+  let base: string;
+
+  beforeAll(async () => {
+    port = await freePort(HOST);
+    base = `http://${HOST}:${port}/v1`;
+    mock = startProcess(join(projectRoot, 'node_modules', '.bin', 'tsx'), ['scripts/mock.ts', '--port', String(port)], { cwd: projectRoot });
+    await waitForHttp(`${base}/pets`, mock);
+  });
+
+  afterAll(async () => {
+    if (mock) await stopProcess(mock);
+  });
+
+  it('the examples the checks compare with exist in the contract', () => {
+    expect(Array.isArray(listPetsFirstPage) && listPetsFirstPage.length > 0).toBe(true);
+    expect(getPetFound).toMatchObject({ id: 1 });
+    expect(unauthorizedExample).toMatchObject({ status: 401 });
+  });
+
+  it('GET /v1/pets with a bearer token answers 200 with the listPets example firstPage', async () => {
+    const response = await fetch(`${base}/pets`, { headers: AUTH });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual(listPetsFirstPage);
+  });
+
+  it('GET /v1/pets without a bearer token answers 401 with an Error body', async () => {
+    const response = await fetch(`${base}/pets`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body.code).toBe('unauthorized');
+    expect(typeof body.message === 'string' && body.message.length > 0).toBe(true);
+    expect(body.status).toBe(401);
+    expect(body).toEqual(unauthorizedExample);
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+
+  it('GET /v1/pets/1 with a bearer token answers 200 with a Pet', async () => {
+    const response = await fetch(`${base}/pets/1`, { headers: AUTH });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toEqual(getPetFound);
+    expect(body).toMatchObject({ id: 1, name: expect.any(String), categoryId: expect.any(Number), status: expect.stringMatching(/^(available|pending|sold)$/) });
+  });
+
+  it('does not serve the paths without the base path (/pets), as the real server does not', async () => {
+    const response = await fetch(`http://${HOST}:${port}/pets`, { headers: AUTH });
+    expect(response.status).toBe(404);
+  });
+
+  it('allows a CORS preflight from another origin that sends Authorization', async () => {
+    const origin = 'http://localhost:5173';
+    const preflight = await fetch(`${base}/pets`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+    });
+    expect(preflight.status).toBeGreaterThanOrEqual(200);
+    expect(preflight.status).toBeLessThan(300);
+    expect([origin, '*']).toContain(preflight.headers.get('access-control-allow-origin'));
+    const allowedHeaders = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    expect(allowedHeaders.includes('authorization') || allowedHeaders.includes('*')).toBe(true);
+    expect((preflight.headers.get('access-control-allow-methods') ?? '').toUpperCase()).toMatch(/\bGET\b|\*/);
+
+    // The request that follows: the browser lets the page read it, and its Link header.
+    const actual = await fetch(`${base}/pets`, { headers: { ...AUTH, Origin: origin } });
+    expect(actual.status).toBe(200);
+    expect([origin, '*']).toContain(actual.headers.get('access-control-allow-origin'));
+    const exposed = (actual.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    expect(exposed.includes('link') || exposed.includes('*')).toBe(true);
+  });
+
+  it('stops on SIGTERM with exit code 0, and Prism stops with it', async () => {
+    const exit = await stopProcess(mock, 'SIGTERM');
+    expect(exit, mock.output()).toEqual({ code: 0, signal: null });
+    expect(await isListening(HOST, port)).toBe(false);
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Child processes for tests: start a command, collect what it prints, wait until it answers on
+ * HTTP, and stop it. Nothing here knows what the command is.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { connect, createServer } from 'node:net';
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Everything printed so far, stdout and stderr interleaved. */
+  output(): string;
+  /** Settles when the process has exited. */
+  exited: Promise<Exit>;
+  running(): boolean;
+}
+
+/** Starts `command` with stdout and stderr captured (stdin closed). */
+export function startProcess(command: string, args: readonly string[], options: SpawnOptions = {}): RunningProcess {
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let done = false;
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('error', (error) => {
+      output += `\n[spawn error] ${error.message}\n`;
+      done = true;
+      resolve({ code: null, signal: null });
+    });
+    child.once('exit', (code, signal) => {
+      done = true;
+      resolve({ code, signal });
+    });
+  });
+  return { child, output: () => output, exited, running: () => !done };
+}
+
+/** A TCP port that was free a moment ago on `host` (the OS picks it). */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ host, port: 0 }, () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        server.close();
+        reject(new Error('no port assigned'));
+        return;
+      }
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+/**
+ * Requests `url` until it gets any HTTP response, and returns that response. Fails as soon as the
+ * process exits, with its output. The overall limit is the caller's hook timeout.
+ */
+export async function waitForHttp(url: string, proc: RunningProcess, init: RequestInit = {}): Promise<Response> {
+  for (;;) {
+    if (!proc.running()) throw new Error(`The process exited before ${url} answered:\n${proc.output()}`);
+    try {
+      return await fetch(url, init);
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  }
+}
+
+/** Whether something accepts TCP connections on host:port right now. */
+export function isListening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Sends `signal` (if the process still runs) and waits for it to exit; SIGKILL after `killAfterMs`
+ * so a stuck process cannot hold up the run.
+ */
+export async function stopProcess(proc: RunningProcess, signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 10_000): Promise<Exit> {
+  if (!proc.running()) return proc.exited;
+  proc.child.kill(signal);
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), killAfterMs);
+  try {
+    return await proc.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
