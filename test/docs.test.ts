@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledSpecPath, docsPath, projectRoot } from '../src/paths.js';
+import { startTestServer } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = '/tmp/docs.png';
@@ -109,5 +110,25 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
     expect(requests).toContain(pathToFileURL(docsPath).href);
     const remote = requests.filter((url) => !LOCAL_SCHEMES.has(/^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0]?.toLowerCase() ?? ''));
     expect(remote).toEqual([]);
+  });
+
+  it("the server serves the same page at /docs, and it renders under the server's own CSP", async () => {
+    const server = await startTestServer('sqlite');
+    try {
+      const response = await fetch(`${server.origin}/docs`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await response.text()).toBe(readFileSync(docsPath, 'utf8'));
+      const before = pageErrors.length;
+      const served = await context.newPage();
+      await served.goto(`${server.origin}/docs`, { waitUntil: 'load' });
+      await expect.poll(() => served.getByText('List animals').first().isVisible(), { timeout: 15_000 }).toBe(true);
+      await served.close();
+      expect(pageErrors.slice(before)).toEqual([]);
+      const remote = requests.filter((url) => /^https?:/.test(url) && !url.startsWith(server.origin));
+      expect(remote).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });
