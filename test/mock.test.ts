@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAnimalStoreClient } from '../client/index.js';
 import { projectRoot } from '../src/paths.js';
 import { loadBundledSpec } from '../src/spec.js';
 import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from './support/processes.js';
@@ -47,6 +48,18 @@ describe('npm run mock (Prism on the contract, on the real server paths)', () =>
     expect(Array.isArray(listPetsFirstPage) && listPetsFirstPage.length > 0).toBe(true);
     expect(getPetFound).toMatchObject({ id: 1 });
     expect(unauthorizedExample).toMatchObject({ status: 401 });
+  });
+
+  it('the typed client works against the mock by base URL alone, as against the real server', async () => {
+    const api = createAnimalStoreClient({ baseUrl: base, apiKey: 'any-token-will-do' });
+    const list = await api.GET('/pets', { params: { query: { limit: 2 } } });
+    expect(list.response.status).toBe(200);
+    expect(list.data).toEqual(listPetsFirstPage);
+    const one = await api.GET('/pets/{petId}', { params: { path: { petId: 1 } } });
+    expect(one.data).toEqual(getPetFound);
+    const created = await api.POST('/pets', { body: { name: 'Biscuit', categoryId: 2 } });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toMatchObject({ id: expect.any(Number), name: expect.any(String) });
   });
 
   it('GET /v1/pets with a bearer token answers 200 with the listPets example firstPage', async () => {

@@ -25,6 +25,10 @@ import { getPet } from '../../handlers/getPet.js';
 import { listPets } from '../../handlers/listPets.js';
 `;
 
+const CLIENT = `import { createAnimalStoreClient } from '../../client/index.js';
+const api = createAnimalStoreClient({ baseUrl: 'http://localhost:8080/v1', apiKey: 'ask_x' });
+`;
+
 const aPet = `{ id: 1, name: 'Biscuit', categoryId: 2, status: 'available' as const }`;
 
 const CASES = {
@@ -53,6 +57,19 @@ void [listPets, createPet, getPet];
 `,
   extraHandler: `${IMPORTS}
 export const map = { listPets, createPet, getPet, deletePet: getPet } satisfies Handlers;
+`,
+  clientBaseline: `${CLIENT}
+export const calls = [
+  api.GET('/pets', { params: { query: { limit: 10, status: 'sold' } } }),
+  api.GET('/pets/{petId}', { params: { path: { petId: 1 } } }),
+  api.POST('/pets', { body: { name: 'Biscuit', categoryId: 2 } }),
+];
+`,
+  clientWrongParameter: `${CLIENT}
+export const call = api.GET('/pets', { params: { query: { size: 10 } } });
+`,
+  clientWrongBodyField: `${CLIENT}
+export const call = api.POST('/pets', { body: { name: 'Biscuit', category: 2 } });
 `,
 } as const;
 
@@ -123,5 +140,23 @@ describe('the handler contract is enforced by the compiler', () => {
     const errors = errorsOf('extraHandler');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain("'deletePet' does not exist in type 'Handlers'");
+  });
+});
+
+describe('the typed client is checked by the compiler', () => {
+  it('correct calls of all three operations compile with zero diagnostics', () => {
+    expect(errorsOf('clientBaseline')).toEqual([]);
+  });
+
+  it('a query parameter the operation does not have (size) is a compile error', () => {
+    const errors = errorsOf('clientWrongParameter');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("'size' does not exist");
+  });
+
+  it('a body field the contract does not have (category for categoryId) is a compile error', () => {
+    const errors = errorsOf('clientWrongBodyField');
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(errors.join('\n')).toMatch(/'category' does not exist|categoryId/);
   });
 });
