@@ -102,7 +102,7 @@ export interface components {
             categoryId: components["schemas"]["CategoryId"];
             status: components["schemas"]["PetStatus"];
         };
-        /** @description A list of animals. */
+        /** @description A list of animals; at most 100, the largest `limit`. */
         Pets: components["schemas"]["Pet"][];
         /**
          * @description Machine-readable error code, one per condition:
@@ -150,6 +150,7 @@ export interface components {
              */
             message: string;
             /**
+             * Format: int32
              * @description The HTTP status code of the response, repeated.
              * @example 400
              */
@@ -205,10 +206,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description An unexpected failure of the service; retrying may help. */
+        InternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
-         * @description Any other error: 405 (`method_not_allowed`), 500 (`internal_error`),
-         *     501 (`not_implemented`) or 503 (`service_unavailable`). The body is always
-         *     an `Error`.
+         * @description Any other error: 405 (`method_not_allowed`), 501 (`not_implemented`) or
+         *     503 (`service_unavailable`). The body is always an `Error`.
          */
         UnexpectedError: {
             headers: {
@@ -261,10 +270,11 @@ export interface components {
          */
         Sunset: string;
         /**
-         * @description The authentication scheme to use (RFC 6750).
+         * @description The authentication scheme to use (RFC 6750). When a key was sent but is not
+         *     valid, the challenge adds `error="invalid_token"`.
          * @example Bearer realm="animal-store"
          */
-        "WWW-Authenticate": string;
+        "WWW-Authenticate": "Bearer realm=\"animal-store\"" | "Bearer realm=\"animal-store\", error=\"invalid_token\"";
     };
     pathItems: never;
 }
@@ -315,6 +325,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -346,6 +357,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -378,6 +390,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
         };
     };

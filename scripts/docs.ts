@@ -3,6 +3,7 @@
  *
  *   dist/docs/index.html    Redoc page from generated/openapi.json (redocly build-docs --inlineBundle)
  *   dist/docs/openapi.json  the bundled contract, offered for download next to it
+ *   dist/docs/CHANGELOG.md  the contract's changelog (spec/CHANGELOG.md), published with it
  *
  * The page must make no network request when opened. `--inlineBundle` embeds Redoc itself
  * (without it the page loads Redoc from a CDN); Redoc's own telemetry is off because
@@ -26,7 +27,8 @@ const HELP = `Usage: npm run docs
 
 Builds the API reference from generated/openapi.json (run \`npm run generate\` first when the
 spec changed) into dist/docs/index.html, a single HTML file that makes no network request when
-opened, and copies the contract to dist/docs/openapi.json.
+opened, and copies the contract to dist/docs/openapi.json and its changelog (spec/CHANGELOG.md)
+to dist/docs/CHANGELOG.md.
 
   --help   show this text`;
 
@@ -77,9 +79,14 @@ if (args.length > 0) {
 const root = projectRoot;
 const rel = (file: string) => relative(root, file);
 const started = performance.now();
+const changelogPath = join(root, 'spec', 'CHANGELOG.md');
 
 if (!existsSync(bundledSpecPath)) {
   console.error(`${rel(bundledSpecPath)} is missing: run \`npm run generate\` first.`);
+  process.exit(1);
+}
+if (!existsSync(changelogPath)) {
+  console.error(`${rel(changelogPath)} is missing: the docs publish the contract's changelog.`);
   process.exit(1);
 }
 
@@ -141,10 +148,13 @@ if (remote.length > 0) {
 }
 
 const specCopy = join(dirname(docsPath), 'openapi.json');
+const changelogCopy = join(dirname(docsPath), 'CHANGELOG.md');
 writeAtomically(docsPath, (temp) => writeFileSync(temp, html));
 writeAtomically(specCopy, (temp) => copyFileSync(bundledSpecPath, temp));
+writeAtomically(changelogCopy, (temp) => copyFileSync(changelogPath, temp));
 
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 console.log(`Docs: ${rel(docsPath)} (${Math.ceil(Buffer.byteLength(html) / 1024)} KiB, self-contained)`);
 console.log(`Spec: ${rel(specCopy)}`);
+console.log(`Changelog: ${rel(changelogCopy)}`);
 console.log(`Built in ${seconds} s. Open ${pathToFileURL(docsPath).href}, or GET /docs on a running server.`);

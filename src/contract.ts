@@ -33,7 +33,7 @@ type DeclaredHeaders<R> = R extends { headers: infer H }
   : Record<string, never>;
 
 /** Statuses that the spec's `default` Error response covers for a handler. */
-export type DefaultStatus = 500 | 501 | 503;
+export type DefaultStatus = 501 | 503;
 
 type ResultFor<R, S> = {
   status: S;

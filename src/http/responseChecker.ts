@@ -1,7 +1,8 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { Logger } from '../logger.js';
 import type { OpenApiDocument } from '../spec.js';
+import { newAjv } from './validation.js';
 
 export interface ContractViolation {
   request: string;
@@ -27,8 +28,7 @@ export class ResponseChecker {
     private readonly enabled: boolean,
     private readonly logger: Logger,
   ) {
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    this.errorSchema = ajv.compile({ components: document.components, $ref: '#/components/schemas/Error' });
+    this.errorSchema = newAjv().compile({ components: document.components, $ref: '#/components/schemas/Error' });
     for (const item of Object.values(document.paths ?? {})) {
       for (const op of Object.values(item ?? {})) {
         if (op && typeof op === 'object' && 'responses' in op && 'operationId' in op && typeof op.operationId === 'string') {

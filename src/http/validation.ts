@@ -15,21 +15,9 @@ type Detail = NonNullable<ErrorBody['details']>[number];
 
 const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 
-/**
- * A fresh Ajv 2020-12 for each validation context openapi-backend asks for. Query and path
- * values arrive as strings, so they are coerced; a JSON body is never coerced, so
- * `"categoryId": "3"` stays a 400. Defaults from the spec are applied to both.
- */
-function ajvFor(options: Record<string, unknown>, context: ValidationContext): Ajv2020 {
-  const isParams = context === ValidationContext.Params;
-  const isBody = context === ValidationContext.RequestBody;
-  const ajv = new Ajv2020({
-    ...options,
-    strict: false,
-    allErrors: true,
-    coerceTypes: isParams,
-    useDefaults: isParams || isBody,
-  });
+/** Ajv for JSON Schema 2020-12 (OpenAPI 3.1) with the formats the spec uses. */
+export function newAjv(options: Record<string, unknown> = {}): Ajv2020 {
+  const ajv = new Ajv2020({ ...options, strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= INT32.min && n <= INT32.max });
   // int64 ids are bounded by `maximum` in the spec; the format itself accepts any integer.
@@ -37,6 +25,17 @@ function ajvFor(options: Record<string, unknown>, context: ValidationContext): A
   ajv.addFormat('float', { type: 'number', validate: () => true });
   ajv.addFormat('double', { type: 'number', validate: () => true });
   return ajv;
+}
+
+/**
+ * A fresh Ajv for each validation context openapi-backend asks for. Query and path values arrive
+ * as strings, so they are coerced; a JSON body is never coerced, so `"categoryId": "3"` stays a
+ * 400. Defaults from the spec are applied to both.
+ */
+function ajvFor(options: Record<string, unknown>, context: ValidationContext): Ajv2020 {
+  const isParams = context === ValidationContext.Params;
+  const isBody = context === ValidationContext.RequestBody;
+  return newAjv({ ...options, coerceTypes: isParams, useDefaults: isParams || isBody });
 }
 
 export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string): OpenAPIBackend {
