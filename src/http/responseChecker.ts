@@ -19,7 +19,7 @@ export interface ContractViolation {
  */
 export class ResponseChecker {
   readonly violations: ContractViolation[] = [];
-  private readonly errorSchema: ValidateFunction;
+  private readonly errorSchema: ValidateFunction | undefined;
   private readonly declared = new Map<string, Set<string>>();
 
   constructor(
@@ -28,7 +28,8 @@ export class ResponseChecker {
     private readonly enabled: boolean,
     private readonly logger: Logger,
   ) {
-    this.errorSchema = newAjv().compile({ components: document.components, $ref: '#/components/schemas/Error' });
+    // Compiled only when checking is on: production starts without paying for it.
+    this.errorSchema = enabled ? newAjv().compile({ components: document.components, $ref: '#/components/schemas/Error' }) : undefined;
     for (const item of Object.values(document.paths ?? {})) {
       for (const op of Object.values(item ?? {})) {
         if (op && typeof op === 'object' && 'responses' in op && 'operationId' in op && typeof op.operationId === 'string') {
@@ -47,7 +48,7 @@ export class ResponseChecker {
   }
 
   check(operationId: string | undefined, status: number, body: unknown, headers: Record<string, string>, request: string): ContractViolation | undefined {
-    if (!this.enabled) return undefined;
+    if (!this.enabled || !this.errorSchema) return undefined;
     const problems: string[] = [];
     if (status >= 400) {
       if (!this.errorSchema(body)) problems.push(`error body is not an Error: ${JSON.stringify(this.errorSchema.errors)}`);
