@@ -23,11 +23,12 @@ const server = await startServer({ config, logger }).catch((error: unknown) => {
   process.exit(1);
 });
 
-const base = `${server.origin.replace('127.0.0.1', 'localhost')}${server.basePath}`;
-logger.info({ url: base, docs: `${server.origin}/docs`, database: server.database.dialect, data: server.database.location }, 'listening');
+const origin = server.origin.replace('127.0.0.1', 'localhost');
+const base = `${origin}${server.basePath}`;
+logger.info({ url: base, docs: `${origin}/docs`, database: server.database.dialect, data: server.database.location }, 'listening');
 const banner = [
   `Animal Store API listening on ${base}`,
-  `  docs:     ${server.origin}/docs   contract: ${server.origin}/openapi.json`,
+  `  docs:     ${origin}/docs   contract: ${origin}/openapi.json`,
   `  data:     ${server.database.location} (${server.database.dialect})`,
 ];
 if (server.bootstrapKey) {
