@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The slow proofs run with `npm run test:robust` (vitest.robust.config.ts).
+    exclude: ['test/robust/**', 'node_modules/**'],
     testTimeout: 60_000,
     // PGlite runs initdb in WebAssembly at every start: seconds when idle, a minute on a loaded machine.
     hookTimeout: 300_000,

@@ -99,12 +99,17 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   let closing: Promise<void> | undefined;
-  // During shutdown, keep-alive connections are told to close after their current response.
+  // During shutdown, keep-alive connections are told to close after their current response, so
+  // the process need not wait out the keep-alive timeout of clients that hold connections open.
+  const inFlight = new Set<ServerResponse>();
   http.prependListener('request', (_req, res: ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
   });
   const close = () =>
     (closing ??= (async () => {
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       const force = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);

@@ -1,0 +1,132 @@
+/**
+ * The production entry point (`node --import tsx src/main.ts`) as a child process for the robust
+ * tests: start it on a given store, read its banner (base URL, bootstrap key), and stop or kill it.
+ * Every start is registered so `killAll()` can clean up whatever a failed test left running.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../support/processes.js';
+
+export interface ServerProcess {
+  proc: RunningProcess;
+  pid: number;
+  /** `http://127.0.0.1:<port>/v1` */
+  base: string;
+  host: string;
+  port: number;
+  /** The key the banner showed (first start on an empty store only). */
+  bootstrapKey: string | undefined;
+}
+
+const started = new Set<RunningProcess>();
+
+/** What the child needs to find its store: a SQLite file or a PostgreSQL URL. */
+export interface Store {
+  kind: 'sqlite' | 'postgres';
+  env: Record<string, string>;
+  /** Human description for the printed figures. */
+  label: string;
+  dispose(): Promise<void>;
+}
+
+/** A fresh SQLite store in a temp folder; dispose removes the folder. */
+export function sqliteStore(prefix: string): Store {
+  const dir = mkdtempSync(join(tmpdir(), `animal-store-${prefix}-`));
+  return {
+    kind: 'sqlite',
+    env: { SQLITE_PATH: join(dir, 'store.sqlite') },
+    label: 'sqlite',
+    dispose: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * A fresh PostgreSQL database on the server `adminUrl` points at (the same approach as
+ * test/support/server.ts); dispose drops it, closing whatever connections a killed server left.
+ */
+export async function postgresStore(adminUrl: string, prefix: string): Promise<Store> {
+  const name = `animal_store_${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind: 'postgres',
+    env: { DATABASE_URL: url.toString() },
+    label: `postgres (${name})`,
+    dispose: async () => {
+      const dropper = new pg.Client({ connectionString: adminUrl });
+      await dropper.connect();
+      try {
+        await dropper.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await dropper.end();
+      }
+    },
+  };
+}
+
+const BANNER = /listening on http:\/\/[^/\s]+:(\d+)\/v1/;
+const KEY = /^\s+(ask_[A-Za-z0-9_-]{43})$/m;
+
+/**
+ * Starts the server on `store` (port 0, production mode) and resolves once the banner is out.
+ * Fails with the child's output if it exits first or prints nothing within `withinMs`.
+ */
+export async function startServerProcess(store: Store, extraEnv: Record<string, string> = {}, withinMs = 30_000): Promise<ServerProcess> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...store.env, ...extraEnv };
+  const proc = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, cwd: process.cwd() });
+  started.add(proc);
+  void proc.exited.then(() => started.delete(proc));
+  const deadline = Date.now() + withinMs;
+  // Bounded: polls the captured output every 25 ms until the deadline.
+  while (Date.now() < deadline) {
+    const output = proc.output();
+    const match = BANNER.exec(output);
+    // The banner is one write; the key line, when there is one, comes in the same chunk.
+    if (match?.[1]) {
+      const port = Number(match[1]);
+      const pid = proc.child.pid;
+      if (pid === undefined) throw new Error('the server process has no pid');
+      return { proc, pid, base: `http://127.0.0.1:${port}/v1`, host: '127.0.0.1', port, bootstrapKey: KEY.exec(output)?.[1] };
+    }
+    if (!proc.running()) throw new Error(`the server exited before printing its banner (${JSON.stringify(await proc.exited)}):\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  await stopProcess(proc, 'SIGKILL');
+  throw new Error(`the server printed no banner within ${withinMs} ms:\n${proc.output()}`);
+}
+
+/** SIGKILL, then wait (bounded) for the exit to be reported. */
+export async function killServer(server: ServerProcess): Promise<Exit> {
+  return stopProcess(server.proc, 'SIGKILL', 5_000);
+}
+
+/** Kills every server process still running (afterAll / finally). */
+export async function killAll(): Promise<void> {
+  await Promise.all([...started].map((proc) => stopProcess(proc, 'SIGKILL', 5_000)));
+}
+
+/** Resolves with the exit, or undefined if it has not exited within `ms`. */
+export function exitWithin(server: ServerProcess, ms: number): Promise<Exit | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    void server.proc.exited.then((exit) => {
+      clearTimeout(timer);
+      resolve(exit);
+    });
+  });
+}
+
+/** SIGTERM, then wait up to `withinMs` for the exit (SIGKILL after that, so the run cannot hang). */
+export async function stopServer(server: ServerProcess, withinMs = 15_000): Promise<Exit> {
+  return stopProcess(server.proc, 'SIGTERM', withinMs);
+}

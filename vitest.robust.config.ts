@@ -1,0 +1,18 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+/** `npm run test:robust`: the slow proofs (crashes, shutdown under load, outages); CI runs them too. */
+const merged = mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      testTimeout: 300_000,
+      // One file at a time: these tests load the machine on purpose.
+      maxWorkers: 1,
+    },
+  }),
+);
+// Not merged: mergeConfig concatenates arrays, which would keep the base suite's files and its
+// exclusion of test/robust/**.
+merged.test = { ...merged.test, include: ['test/robust/**/*.test.ts'], exclude: ['node_modules/**'] };
+export default merged;
