@@ -6,19 +6,18 @@
  *   pglite    PGlite: PostgreSQL in-process, so the PostgreSQL dialect is tested on every machine
  *   postgres  a real PostgreSQL (DATABASE_URL), in a database created for this run and dropped after
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient, type NewPet, type Pet } from '../../client/index.js';
 import type { Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
+import { createScratchDatabase } from './postgres.js';
 
 export type Target = 'sqlite' | 'pglite' | 'postgres';
 
@@ -73,22 +72,13 @@ export async function openTestStorage(target: Target): Promise<StorageHandle> {
     };
   }
   if (!realPostgresUrl) throw new Error('DATABASE_URL is not set');
-  const name = `animal_store_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: realPostgresUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(realPostgresUrl);
-  url.pathname = `/${name}`;
-  const database = await openPostgres({ connection: url.toString() });
+  const scratch = await createScratchDatabase(realPostgresUrl, 'test');
+  const database = await openPostgres({ connection: scratch.url });
   return {
     database,
     dispose: async () => {
       await database.close();
-      const dropper = new pg.Client({ connectionString: realPostgresUrl });
-      await dropper.connect();
-      await dropper.query(`drop database if exists ${name} with (force)`);
-      await dropper.end();
+      await scratch.drop();
     },
   };
 }

@@ -3,11 +3,10 @@
  * tests: start it on a given store, read its banner (base URL, bootstrap key), and stop or kill it.
  * Every start is registered so `killAll()` can clean up whatever a failed test left running.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { createScratchDatabase } from '../../support/postgres.js';
 import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../support/processes.js';
 
 export interface ServerProcess {
@@ -48,29 +47,12 @@ export function sqliteStore(prefix: string): Store {
  * test/support/server.ts); dispose drops it, closing whatever connections a killed server left.
  */
 export async function postgresStore(adminUrl: string, prefix: string): Promise<Store> {
-  const name = `animal_store_${prefix}_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  const scratch = await createScratchDatabase(adminUrl, prefix);
   return {
     kind: 'postgres',
-    env: { DATABASE_URL: url.toString() },
-    label: `postgres (${name})`,
-    dispose: async () => {
-      const dropper = new pg.Client({ connectionString: adminUrl });
-      await dropper.connect();
-      try {
-        await dropper.query(`drop database if exists ${name} with (force)`);
-      } finally {
-        await dropper.end();
-      }
-    },
+    env: { DATABASE_URL: scratch.url },
+    label: `postgres (${scratch.name})`,
+    dispose: scratch.drop,
   };
 }
 
