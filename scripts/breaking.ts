@@ -36,13 +36,12 @@
  *
  * Exit status: 0 no breaking change, 1 breaking changes (listed), 2 usage or tool error.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { apiCompare, type Diff } from 'api-smart-diff';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument } from '../src/spec.js';
+import { bundleSpec } from './lib/redocly.js';
 
 const HELP = `Usage: tsx scripts/breaking.ts [--spec <file>] [--against <file>] [--verbose]
 
@@ -123,31 +122,9 @@ const rel = (file: string) => {
 // ---------------------------------------------------------------------------------------------
 // Loading the two documents
 
-/** Bundles a spec with Redocly CLI (every $ref into one document), as scripts/generate.ts does. */
-function bundle(file: string): JsonObject {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-breaking-'));
-  try {
-    const out = join(dir, 'openapi.json');
-    try {
-      execFileSync(join(root, 'node_modules', '.bin', 'redocly'), ['bundle', file, '--output', out], {
-        cwd: root,
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-        encoding: 'utf8',
-      });
-    } catch (error) {
-      const { stderr } = error as { stderr?: string };
-      throw new Error(`redocly bundle ${rel(file)} failed:\n${stderr ?? String(error)}`);
-    }
-    return JSON.parse(readFileSync(out, 'utf8')) as JsonObject;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 function load(file: string, bundled: boolean): JsonObject {
   if (!existsSync(file)) throw new Error(`${rel(file)} does not exist`);
-  return bundled ? (JSON.parse(readFileSync(file, 'utf8')) as JsonObject) : bundle(file);
+  return JSON.parse(bundled ? readFileSync(file, 'utf8') : bundleSpec(file)) as JsonObject;
 }
 
 const versionOf = (name: string) => /^(\d+)\.(\d+)\.(\d+)\.json$/.exec(name)?.slice(1).map(Number);

@@ -16,12 +16,11 @@
  *
  * The server serves the same file at GET /docs.
  */
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundledSpecPath, docsPath, projectRoot } from '../src/paths.js';
+import { redoclyOutput } from './lib/redocly.js';
 
 const HELP = `Usage: npm run docs
 
@@ -90,27 +89,9 @@ if (!existsSync(changelogPath)) {
   process.exit(1);
 }
 
-/** Runs redocly build-docs and returns the page it wrote. */
+/** Runs redocly build-docs (Redoc inlined, not from a CDN) and returns the page it wrote. */
 function buildDocs(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-docs-'));
-  try {
-    const out = join(dir, 'index.html');
-    try {
-      execFileSync(join(root, 'node_modules', '.bin', 'redocly'), ['build-docs', bundledSpecPath, '--inlineBundle', '--output', out], {
-        cwd: root,
-        // Telemetry is off in redocly.yaml too; the update check would ask registry.npmjs.org.
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        encoding: 'utf8',
-      });
-    } catch (error) {
-      const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-      throw new Error(`redocly build-docs failed:\n${stdout ?? ''}${stderr ?? ''}`);
-    }
-    return readFileSync(out, 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return redoclyOutput('build-docs', bundledSpecPath, 'index.html', ['--inlineBundle']);
 }
 
 /** Makes the page self-contained: no logo from the CDN, and a CSP that forbids remote loads. */

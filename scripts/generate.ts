@@ -7,13 +7,12 @@
  *
  * `npm run generate -- --check` writes nothing and exits 1 when any of it is stale or missing.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument } from '../src/spec.js';
+import { bundleSpec } from './lib/redocly.js';
 
 const HELP = `Usage: npm run generate [-- --check]
 
@@ -40,21 +39,6 @@ const check = args.includes('--check');
 const root = projectRoot;
 const specPath = join(root, 'spec', 'openapi.yaml');
 
-/** Bundles the spec with Redocly CLI, which resolves every $ref into one document. */
-function bundle(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-bundle-'));
-  try {
-    const out = join(dir, 'openapi.json');
-    execFileSync(join(root, 'node_modules', '.bin', 'redocly'), ['bundle', specPath, '--output', out], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    return readFileSync(out, 'utf8').trimEnd() + '\n';
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 async function types(document: OpenApiDocument): Promise<string> {
   const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], { silent: true, defaultNonNullable: false });
   return HEADER + astToString(ast);
@@ -73,7 +57,7 @@ export const ${operationId}: Handler<'${operationId}'> = async () => notImplemen
 `;
 }
 
-const bundled = bundle();
+const bundled = bundleSpec(specPath);
 const document = JSON.parse(bundled) as OpenApiDocument;
 const outputs = new Map<string, string>([
   [join(root, 'generated', 'openapi.json'), bundled],
