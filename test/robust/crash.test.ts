@@ -10,8 +10,8 @@
  */
 import { Agent } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Pet, PetStatus } from '../../client/index.js';
-import { isPet, listAllPets, send, TransportError } from './support/http.js';
+import type { NewPet, Pet, PetStatus } from '../../client/index.js';
+import { expectedPet, isPet, listAllPets, send, TransportError } from './support/http.js';
 import { seededRandom } from './support/random.js';
 import { killAll, killServer, postgresStore, sqliteStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
 
@@ -29,25 +29,14 @@ const PROBES_PER_ROUND = 3;
 const postgresUrl = process.env.DATABASE_URL || undefined;
 if (!postgresUrl) console.warn('[crash] DATABASE_URL is not set: the PostgreSQL crash rounds are skipped (SQLite still runs).');
 
-interface Sent {
-  name: string;
-  categoryId: number;
-  status?: PetStatus;
-}
-
 const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold'];
 
 /** The body a client sends: deterministic per (round, client, sequence), names unique in the run. */
-function newPet(round: number, client: number, seq: number): Sent {
-  const pet: Sent = { name: `crash r${round} c${client} #${seq}`, categoryId: 1 + ((client * 7 + seq * 13 + round) % 50) };
+function newPet(round: number, client: number, seq: number): NewPet {
+  const pet: NewPet = { name: `crash r${round} c${client} #${seq}`, categoryId: 1 + ((client * 7 + seq * 13 + round) % 50) };
   // Every fifth leaves status out: the stored default must come back as 'available'.
   if (seq % 5 !== 4) pet.status = STATUSES[(client + seq + round) % 3] as PetStatus;
   return pet;
-}
-
-/** The pet the server must answer with for `sent`, given the id it assigned. */
-function expectedPet(id: number, sent: Sent): Pet {
-  return { id, name: sent.name, categoryId: sent.categoryId, status: sent.status ?? 'available' };
 }
 
 interface LoadResult {
@@ -59,7 +48,7 @@ interface LoadResult {
 }
 
 /** CLIENTS loops posting pets until the server stops answering (bounded in count and time). */
-async function runLoad(server: ServerProcess, key: string, round: number, sent: Map<string, Sent>): Promise<LoadResult> {
+async function runLoad(server: ServerProcess, key: string, round: number, sent: Map<string, NewPet>): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const result: LoadResult = { acknowledged: [], unexpected: [], cutBy: {} };
   const deadline = Date.now() + LOAD_DEADLINE_MS;
@@ -109,7 +98,7 @@ async function crashRounds(store: Store, label: string): Promise<void> {
   /** Every pet a client saw acknowledged, by id, as the 201 body said. */
   const acknowledged = new Map<number, Pet>();
   /** Everything any client ever sent, by its unique name. */
-  const sent = new Map<string, Sent>();
+  const sent = new Map<string, NewPet>();
   const figures: RoundFigures[] = [];
   let verifiedTotal = 0;
   /** Stored pets whose 201 never reached a client, over all rounds so far. */
@@ -168,7 +157,7 @@ async function crashRounds(store: Store, label: string): Promise<void> {
     let highest = highestBeforeProbes;
     const probeIds: number[] = [];
     for (let i = 0; i < PROBES_PER_ROUND; i++) {
-      const body: Sent = { name: `crash probe r${round} #${i}`, categoryId: 1 + i, status: 'pending' };
+      const body: NewPet = { name: `crash probe r${round} #${i}`, categoryId: 1 + i, status: 'pending' };
       sent.set(body.name, body);
       const response = await send(`${server.base}/pets`, { method: 'POST', key, body });
       expect(response.status, response.text).toBe(201);

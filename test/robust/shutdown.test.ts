@@ -24,8 +24,8 @@
  * SQLite always; PostgreSQL when DATABASE_URL is set (a database created for the run, dropped after).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Pet, PetStatus } from '../../client/index.js';
-import { isPet, listAllPets, send } from './support/http.js';
+import type { NewPet, Pet, PetStatus } from '../../client/index.js';
+import { expectedPet, isPet, listAllPets, send } from './support/http.js';
 import { RawRequest, requestHead, type Outcome } from './support/rawHttp.js';
 import { exitWithin, killAll, postgresStore, sqliteStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
 
@@ -41,12 +41,6 @@ const SEED_PETS = 30;
 const postgresUrl = process.env.DATABASE_URL || undefined;
 if (!postgresUrl) console.warn('[shutdown] DATABASE_URL is not set: the PostgreSQL shutdown run is skipped (SQLite still runs).');
 
-interface NewPetBody {
-  name: string;
-  categoryId: number;
-  status?: PetStatus;
-}
-
 interface InFlight {
   group: Group;
   operation: 'createPet' | 'listPets';
@@ -54,7 +48,7 @@ interface InFlight {
   /** What is written after the SIGTERM (slow groups only). */
   rest?: string;
   /** createPet only. */
-  body?: NewPetBody;
+  body?: NewPet;
   /** Whether any response byte had arrived when the SIGTERM was sent. */
   answeredBeforeSigterm?: boolean;
   outcome?: Outcome;
@@ -70,10 +64,6 @@ async function within<T>(promise: Promise<T>, ms: number, message: string): Prom
   } finally {
     clearTimeout(timer);
   }
-}
-
-function expectedPet(id: number, body: NewPetBody): Pet {
-  return { id, name: body.name, categoryId: body.categoryId, status: body.status ?? 'available' };
 }
 
 /** Whether a completed outcome is a valid contract response for its operation and body. */
@@ -109,12 +99,12 @@ async function shutdownUnderLoad(store: Store, label: string): Promise<void> {
   expect(key, `the first start printed no bootstrap key:\n${server.proc.output()}`).toBeDefined();
   if (key === undefined) return;
   const hostHeader = `${server.host}:${server.port}`;
-  const sent = new Map<string, NewPetBody>();
+  const sent = new Map<string, NewPet>();
   const acknowledged = new Map<number, Pet>();
 
   // Something to list.
   for (let i = 0; i < SEED_PETS; i++) {
-    const body: NewPetBody = { name: `shutdown seed #${i}`, categoryId: 1 + (i % 7) };
+    const body: NewPet = { name: `shutdown seed #${i}`, categoryId: 1 + (i % 7) };
     sent.set(body.name, body);
     const response = await send(`${server.base}/pets`, { method: 'POST', key, body });
     expect(response.status, response.text).toBe(201);
@@ -126,7 +116,7 @@ async function shutdownUnderLoad(store: Store, label: string): Promise<void> {
   const target = { host: server.host, port: server.port, timeoutMs: REQUEST_BOUND_MS, keepOpen: true };
   const statuses: readonly (PetStatus | undefined)[] = ['available', 'pending', 'sold', undefined];
   const create = (group: Group, i: number, split: 'none' | 'continue' | 'half-body'): InFlight => {
-    const body: NewPetBody = { name: `shutdown ${group} #${i}`, categoryId: 1 + (i % 9) };
+    const body: NewPet = { name: `shutdown ${group} #${i}`, categoryId: 1 + (i % 9) };
     const status = statuses[i % statuses.length];
     if (status) body.status = status;
     sent.set(body.name, body);

@@ -4,7 +4,7 @@
  * transport failure rejects with the socket error's code.
  */
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { nextLink, type Pet } from '../../../client/index.js';
+import { nextLink, type NewPet, type Pet } from '../../../client/index.js';
 
 export interface HttpResponse {
   status: number;
@@ -95,4 +95,9 @@ export async function listAllPets(base: string, key: string, maxPages = 2_000): 
     url = next === undefined ? undefined : new URL(next, origin).toString();
   }
   return pets;
+}
+
+/** The pet the server must answer with (and store) for `sent`, given the id it assigned. */
+export function expectedPet(id: number, sent: NewPet): Pet {
+  return { id, name: sent.name, categoryId: sent.categoryId, status: sent.status ?? 'available' };
 }
