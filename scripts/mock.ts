@@ -7,7 +7,8 @@
  * script derives, at start and again whenever generated/openapi.json changes, a copy of the
  * contract whose paths carry the base path of the first server URL (`/v1/pets`,
  * `/v1/pets/{petId}`), in a temp folder, and points Prism at that copy. A frontend then switches
- * between the mock and the real server by host and port only.
+ * between the mock and the real server by host and port only. The copy also drops what would
+ * make Prism answer outside the contract (see forMock in scripts/lib/prismContract.ts).
  *
  * SIGINT and SIGTERM are passed on to Prism; the script exits 0 once Prism has stopped.
  */
@@ -17,7 +18,8 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { bundledSpecPath, projectRoot } from '../src/paths.js';
-import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import { basePathOf, loadBundledSpec } from '../src/spec.js';
+import { forMock } from './lib/prismContract.js';
 
 const DEFAULT_PORT = 4010;
 const DEFAULT_HOST = '127.0.0.1';
@@ -41,8 +43,10 @@ open to every origin. After \`npm run generate\` the mock reloads by itself.
 Unlike the real server: a 400 always carries the contract's first 400 example (the actual
 violation is in the sl-violations header); GET /v1/pets sends no Link header, so the mock
 always has one page (Prism would send the example Link every time, and a client following it
-would never stop); the Deprecation header is "true";
-an unknown path or method gets Prism's own problem+json body.
+would never stop); a malformed JSON body gets Prism's own {"error":{...}} body, not an Error;
+an empty query value (?limit=) counts as absent, not as a 400; the scheme of the Authorization
+header must be spelled "Bearer" (the real server accepts any case); an unknown path or method
+gets Prism's own problem+json body.
 
 Stop it with Ctrl-C.`;
 
@@ -73,27 +77,6 @@ function parseArgs(args: string[]): Options {
     }
   }
   return options;
-}
-
-/**
- * The contract as the mock serves it: every path prefixed by the base path of the first server
- * URL, and no `Link` header. Prism would send the example `Link` on every page, so a client
- * following `rel="next"` until it disappears would loop forever; without it the mock has one page.
- */
-function forMock(document: OpenApiDocument): OpenApiDocument {
-  const base = basePathOf(document);
-  const copy = structuredClone(document);
-  const paths: NonNullable<OpenApiDocument['paths']> = {};
-  for (const [path, item] of Object.entries(copy.paths ?? {})) {
-    for (const op of Object.values(item ?? {})) {
-      if (typeof op !== 'object' || op === null || !('responses' in op)) continue;
-      for (const response of Object.values(op.responses ?? {})) {
-        if (response && 'headers' in response && response.headers) delete response.headers.Link;
-      }
-    }
-    paths[`${base}${path}`] = item;
-  }
-  return { ...copy, paths };
 }
 
 /** Resolves once something accepts connections on host:port; false if `gaveUp()` turns true first. */
