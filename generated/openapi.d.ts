@@ -107,16 +107,16 @@ export interface components {
         /**
          * @description Machine-readable error code, one per condition:
          *
-         *     - `validation_failed` (400): a parameter or the body breaks the contract; see `details`.
+         *     - `validation_failed` (400): a parameter or the body breaks the contract (see `details`), or the request is not well-formed HTTP/1.1.
          *     - `invalid_json` (400): the body is not well-formed JSON.
          *     - `unauthorized` (401): the API key is missing, malformed, unknown or revoked.
          *     - `not_found` (404): no such animal, or no such path.
          *     - `method_not_allowed` (405): the path exists but not with this method.
-         *     - `payload_too_large` (413): the body is larger than the service accepts (64 KiB).
+         *     - `payload_too_large` (413, 431): the body (413, over 64 KiB) or the request line and headers (431, over 16 KiB) are larger than the service accepts.
          *     - `unsupported_media_type` (415): the body is not `application/json`.
          *     - `internal_error` (500): an unexpected failure; retrying may help.
          *     - `not_implemented` (501): the operation is in the contract but not built yet.
-         *     - `service_unavailable` (503): the database cannot be reached; retry later.
+         *     - `service_unavailable` (503, 408): the database cannot be reached (503), or the request did not arrive within the server's time limits and the connection is closed (408); retry later.
          * @example validation_failed
          * @enum {string}
          */
@@ -216,8 +216,10 @@ export interface components {
             };
         };
         /**
-         * @description Any other error: 405 (`method_not_allowed`), 501 (`not_implemented`) or
-         *     503 (`service_unavailable`). The body is always an `Error`.
+         * @description Any other error: 405 (`method_not_allowed`), 501 (`not_implemented`),
+         *     503 (`service_unavailable`), or what the HTTP layer refuses before an operation is
+         *     chosen: 400 (malformed HTTP), 408 (too slow) and 431 (headers too large). The body is
+         *     always an `Error`.
          */
         UnexpectedError: {
             headers: {

@@ -15,7 +15,19 @@ export interface Config {
   validateResponses: boolean;
   /** How often each instance reloads the active API keys: the bound on revocation. */
   keyRefreshMs: number;
+  /**
+   * Slow-client bounds (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS): a client that has not sent all
+   * of its headers within `headersTimeoutMs`, or its whole request within `requestTimeoutMs`, of
+   * the request's first byte gets a 408 and loses the connection, so a client dribbling bytes
+   * cannot hold a connection for ever.
+   */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
+
+/** 10 s is ample for any honest client's headers; 30 s for a 64 KiB body on a slow link. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export class ConfigError extends Error {}
 
@@ -58,6 +70,12 @@ export function loadConfig(env: Env = process.env): Config {
   const validate = oneOf(env, 'VALIDATE_RESPONSES', ['true', 'false'], mode === 'production' ? 'false' : 'true');
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
   if (!/^[A-Za-z0-9.:-]+$/.test(host)) throw new ConfigError(`HOST must be a host name or IP address; got "${host}"`);
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 1_000, 120_000);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1_000, 600_000);
+  // node:http refuses to start otherwise: the headers are part of the request.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be larger than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host,
@@ -66,5 +84,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     validateResponses: validate === 'true',
     keyRefreshMs: integer(env, 'KEY_REFRESH_MS', 2000, 100, 4000),
+    headersTimeoutMs,
+    requestTimeoutMs,
   };
 }

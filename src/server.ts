@@ -5,6 +5,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handlers } from '../handlers/index.js';
 import { KeyCache } from './auth/keyCache.js';
+import { answerClientErrors } from './clientError.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
 import { createApp } from './http/app.js';
@@ -79,15 +80,21 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     docsFile: docsPath,
   });
 
+  const { headersTimeoutMs: headersTimeout, requestTimeoutMs: requestTimeout } = config;
   const http = createServer(
     {
-      // Slow clients are cut off: all headers within 10 s, the whole request within 30 s.
-      headersTimeout: 10_000,
-      requestTimeout: 30_000,
+      // Slow clients are cut off: all headers within headersTimeout, the whole request within
+      // requestTimeout, both counted from the request's first byte.
+      headersTimeout,
+      requestTimeout,
+      // Node only looks for expired requests this often (30 s by default, which would let a slow
+      // client hold a connection for up to 30 s past either bound); a scan is cheap.
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
       keepAliveTimeout: 5_000,
     },
     app,
   );
+  answerClientErrors(http, logger);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(config.port, config.host, () => {

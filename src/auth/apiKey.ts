@@ -29,3 +29,10 @@ export function bearerToken(header: string | undefined): string | undefined {
   const match = /^bearer +([^ ]+) *$/i.exec(header);
   return match?.[1];
 }
+
+const KEY_ANYWHERE = /ask_[A-Za-z0-9_-]{43}/g;
+
+/** Text that is safe to log or echo: every key-shaped token masked (a client may put one anywhere). */
+export function redactApiKeys(text: string): string {
+  return text.includes(API_KEY_PREFIX) ? text.replace(KEY_ANYWHERE, `${API_KEY_PREFIX}[redacted]`) : text;
+}

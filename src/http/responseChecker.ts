@@ -25,7 +25,7 @@ export class ResponseChecker {
   constructor(
     document: OpenApiDocument,
     private readonly backend: OpenAPIBackend,
-    private readonly enabled: boolean,
+    readonly enabled: boolean,
     private readonly logger: Logger,
   ) {
     // Compiled only when checking is on: production starts without paying for it.

@@ -30,14 +30,14 @@ export function newAjv(options: Record<string, unknown> = {}): Ajv2020 {
 }
 
 /**
- * A fresh Ajv for each validation context openapi-backend asks for. Query and path values arrive
- * as strings, so they are coerced; a JSON body is never coerced, so `"categoryId": "3"` stays a
- * 400. Defaults from the spec are applied to both.
+ * A fresh Ajv for each validation context openapi-backend asks for. Nothing is coerced here:
+ * query and path values are converted strictly before validation (./coerce.ts), and a JSON body
+ * is never coerced, so `"categoryId": "3"` stays a 400. Defaults from the spec are applied.
  */
 function ajvFor(options: Record<string, unknown>, context: ValidationContext): Ajv2020 {
   const isParams = context === ValidationContext.Params;
   const isBody = context === ValidationContext.RequestBody;
-  return newAjv({ ...options, coerceTypes: isParams, useDefaults: isParams || isBody });
+  return newAjv({ ...options, coerceTypes: false, useDefaults: isParams || isBody });
 }
 
 export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string): OpenAPIBackend {
@@ -48,7 +48,7 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
     strict: true,
     quick: true, // skips its own definition check, which applies the 3.0 meta-schema (redocly lint is our gate)
     validate: true,
-    coerceTypes: true,
+    coerceTypes: false,
     customizeAjv: (_original, ajvOptions, context) => ajvFor(ajvOptions as Record<string, unknown>, context) as never,
   });
 }

@@ -4,9 +4,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from './migrations.js';
+import { withStatementCache } from './statementCache.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -54,7 +55,7 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return finish({
     db,
     dialect: 'sqlite',
@@ -72,22 +73,75 @@ export interface PostgresOptions {
   maxConnections?: number;
 }
 
+/**
+ * The bounds that turn a database outage into a prompt 503 instead of a hung request: a request
+ * waits at most CONNECT_TIMEOUT_MS for a connection (a pooled one to free up, or a new one to
+ * open) and then at most QUERY_TIMEOUT_MS for its query (each request makes one), so it is
+ * answered within 3.5 s however the database fails: refusing, resetting, or silent (a network
+ * partition, where no error ever comes and only a timer ends the wait). Our queries take
+ * milliseconds; 1.5 s is a broken database, not a slow query. The wait for a connection is the
+ * longer one because under a burst it is also the queue for the pool's 10 connections.
+ */
+export const CONNECT_TIMEOUT_MS = 2_000;
+export const QUERY_TIMEOUT_MS = 1_500;
+/** TCP keepalive on pooled connections, so an idle one to a vanished host is found dead by the OS. */
+const KEEPALIVE_DELAY_MS = 10_000;
+
+type Query = { text: string; values: unknown[]; query_timeout?: number };
+
+/**
+ * The pool as Kysely sees it, with two differences from pg.Pool: each query carries the current
+ * query timeout, and a connection whose query failed for connection reasons (a timeout included)
+ * is destroyed on release instead of going back to the pool. node-postgres leaves a timed-out
+ * query active on its connection, so a returned one would make every later query on it wait out
+ * the same timeout, and after a partition heals it may still deliver an old reply.
+ */
+function evictingPool(pool: pg.Pool, queryTimeoutMs: () => number | undefined): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      const query = async (text: unknown, parameters?: ReadonlyArray<unknown>) => {
+        if (typeof text !== 'string') throw new Error('cursors are not supported');
+        const config: Query = { text, values: [...(parameters ?? [])] };
+        const timeout = queryTimeoutMs();
+        if (timeout !== undefined) config.query_timeout = timeout;
+        try {
+          return await client.query(config);
+        } catch (error) {
+          if (isUnavailable(error)) broken = error as Error;
+          throw error;
+        }
+      };
+      return {
+        query: query as unknown as PostgresPoolClient['query'],
+        release: () => client.release(broken),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
 /** PostgreSQL, the scale-out path: any number of instances share one database. */
 export async function openPostgres(options: PostgresOptions): Promise<DatabaseHandle> {
   const base: pg.PoolConfig = typeof options.connection === 'string' ? { connectionString: options.connection } : options.connection;
   const pool = new pg.Pool({
     max: options.maxConnections ?? 10,
-    // Fail fast instead of hanging when the database is unreachable: the request gets a 503.
-    connectionTimeoutMillis: 3000,
-    query_timeout: 10_000,
+    // Bounds both opening a connection and waiting for a pooled one (pg-pool uses it for both).
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     idleTimeoutMillis: 30_000,
     ...base,
     types: pgTypes,
   });
   // An idle client that loses its connection emits here; without a listener the process dies.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return finish({
+  // Migrations may legitimately run long (an index on a big table), so the query bound starts
+  // once they are done; until then a query waits as long as it takes.
+  let serving = false;
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: evictingPool(pool, () => (serving ? QUERY_TIMEOUT_MS : undefined)) }) });
+  const handle = await finish({
     db,
     dialect: 'postgres',
     location: typeof options.connection === 'string' ? redactUrl(options.connection) : 'postgres (in-process)',
@@ -96,6 +150,8 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
     },
     close: () => db.destroy(),
   });
+  serving = true;
+  return handle;
 }
 
 export function redactUrl(url: string): string {
@@ -122,5 +178,7 @@ export function isUnavailable(error: unknown): boolean {
     if (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR')) return true;
     if (/^(08|53|57P0)/.test(code)) return true;
   }
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Query read timeout/i.test(error.message);
+  // node-postgres's own errors carry no code: a pool or connect timeout, a connection that ended
+  // or errored under a query, a query timeout.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Query read timeout|not queryable/i.test(error.message);
 }

@@ -92,6 +92,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: 'silent',
     validateResponses: true,
     keyRefreshMs: 200,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
     ...overrides,
   };
 }

@@ -1,0 +1,87 @@
+/**
+ * Answers what node:http's parser refuses before any request reaches the app (headers too large,
+ * a slow client timed out, bytes that are not HTTP/1.1) with the same Error body and security
+ * headers as every other error, instead of Node's bare status line.
+ *
+ * The codes are the contract's own (its version is fixed at 1.0.0 and its code list is closed),
+ * each described there for these statuses: 400 `validation_failed`, 408 `service_unavailable`
+ * (retry), 431 `payload_too_large`.
+ */
+import type { Server, ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ErrorCode } from './contract.js';
+import { errorBody } from './contract.js';
+import { SECURITY_HEADERS } from './http/respond.js';
+import type { Logger } from './logger.js';
+
+/** How long a refused client gets to read the answer before the socket is destroyed regardless. */
+const LINGER_MS = 2_000;
+
+interface Refusal {
+  status: 400 | 408 | 431;
+  code: ErrorCode;
+  message: string;
+}
+
+/** The answer for a parser or timeout error; undefined when there is nobody left to answer. */
+export function refusalFor(errorCode: string | undefined): Refusal | undefined {
+  switch (errorCode) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return undefined;
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'payload_too_large', message: 'The request line and headers are larger than 16 KiB.' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, code: 'service_unavailable', message: 'The request did not arrive in time; the connection is closed. Retry on a new connection.' };
+    default:
+      // Every other llhttp error (HPE_*) and anything unforeseen: the bytes are not a request we can read.
+      return { status: 400, code: 'validation_failed', message: 'The request is not well-formed HTTP/1.1.' };
+  }
+}
+
+/** A whole HTTP/1.1 response, written straight to the socket: there is no ServerResponse for it. */
+export function refusalResponse(refusal: Refusal): Buffer {
+  const body = Buffer.from(JSON.stringify(errorBody(refusal.status, refusal.code, refusal.message)), 'utf8');
+  const headers: Array<[string, string | number]> = [
+    ['Content-Type', 'application/json; charset=utf-8'],
+    ['Content-Length', body.length],
+    ...Object.entries(SECURITY_HEADERS),
+    ['Date', new Date().toUTCString()],
+    ['Connection', 'close'],
+  ];
+  const head = `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
+
+/** node:http's own (undocumented) link from a socket to the response in progress on it. */
+type ServerSocket = Socket & { _httpMessage?: ServerResponse | null };
+
+/**
+ * Installs the 'clientError' listener. Node calls it for parser errors and for the header and
+ * request timeouts; with a listener installed, closing the socket is our job.
+ */
+export function answerClientErrors(server: Server, logger: Logger): void {
+  // The parser reports again for every chunk that arrives after its first error: answer once.
+  const answered = new WeakSet<Socket>();
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: ServerSocket) => {
+    if (answered.has(socket)) return;
+    answered.add(socket);
+    const refusal = refusalFor(error.code);
+    // A response already under way cannot be replaced without corrupting what the client reads.
+    const midResponse = socket._httpMessage?.headersSent === true;
+    if (!refusal || !socket.writable || midResponse) {
+      socket.destroy();
+      return;
+    }
+    // Only the reason: `error.rawPacket` holds the request's bytes, Authorization header included.
+    logger.info({ status: refusal.status, reason: error.code }, 'request refused by the HTTP parser');
+    // end(), not destroy(): destroying with unread input would reset the connection and could
+    // discard the answer before the client reads it. The bytes that still arrive are read (and
+    // refused again, silently) until the client closes or the linger runs out.
+    socket.end(refusalResponse(refusal));
+    const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+    linger.unref();
+    socket.once('close', () => clearTimeout(linger));
+  });
+}

@@ -1,0 +1,267 @@
+/**
+ * The contract as the fuzzer reads it: generated/openapi.json, loaded at test time, with `$ref`s
+ * resolved. Everything the generators and checks know about an operation (its method and path,
+ * parameters, body schema, declared statuses and headers, the body limit) comes from here, so a
+ * change to the spec changes what is fuzzed and what is expected without touching the tests.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The JSON-Schema subset the spec uses (OpenAPI 3.1 = JSON Schema 2020-12). */
+export interface JsonSchema {
+  $ref?: string;
+  type?: string;
+  format?: string;
+  enum?: readonly unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  required?: readonly string[];
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: boolean | JsonSchema;
+  unevaluatedProperties?: boolean;
+  allOf?: readonly JsonSchema[];
+  default?: unknown;
+  items?: JsonSchema;
+  maxItems?: number;
+  description?: string;
+}
+
+export interface ParameterSpec {
+  name: string;
+  in: 'query' | 'path' | 'header' | 'cookie';
+  required: boolean;
+  schema: JsonSchema;
+  description?: string;
+}
+
+export interface HeaderSpec {
+  required: boolean;
+  schema: JsonSchema;
+}
+
+export interface ResponseSpec {
+  description: string;
+  headers: Record<string, HeaderSpec>;
+  /** The `application/json` schema, when the response has a body. */
+  schema: JsonSchema | undefined;
+}
+
+export interface OperationSpec {
+  operationId: string;
+  method: string;
+  /** As the spec writes it, relative to the base path: `/pets/{petId}`. */
+  path: string;
+  parameters: ParameterSpec[];
+  /** Media types of the request body and the schema of `application/json`, if there is a body. */
+  requestBody: { required: boolean; mediaTypes: string[]; schema: JsonSchema } | undefined;
+  /** By status code (`'200'`) or `'default'`. */
+  responses: Record<string, ResponseSpec>;
+}
+
+export interface ContractSpec {
+  document: Record<string, unknown>;
+  /** `/v1`, from the first server URL. */
+  basePath: string;
+  operations: Record<string, OperationSpec>;
+  /** The methods the spec declares for each path (upper case), for 405 `Allow` checks. */
+  methodsByPath: Record<string, string[]>;
+  /** Resolves `$ref`s (recursively at the top level only) and flattens `allOf`. */
+  resolve(schema: JsonSchema): JsonSchema;
+  /** The schema a `#/components/...` pointer names. */
+  component(pointer: string): JsonSchema;
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Follows a local JSON pointer (`#/components/schemas/Pet`). */
+function pointerTarget(document: Record<string, unknown>, ref: string): unknown {
+  if (!ref.startsWith('#/')) throw new Error(`only local $refs are supported, got ${ref}`);
+  let node: unknown = document;
+  for (const raw of ref.slice(2).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isRecord(node) || !(key in node)) throw new Error(`$ref ${ref} does not resolve`);
+    node = node[key];
+  }
+  return node;
+}
+
+/** Follows `$ref` chains of any OpenAPI object (parameter, response, header). */
+function deref(document: Record<string, unknown>, value: unknown): Record<string, unknown> {
+  let node = value;
+  for (let hops = 0; isRecord(node) && typeof node.$ref === 'string'; hops++) {
+    if (hops > 32) throw new Error('$ref cycle');
+    node = pointerTarget(document, node.$ref);
+  }
+  if (!isRecord(node)) throw new Error('expected an object');
+  return node;
+}
+
+/**
+ * One schema from a `$ref`/`allOf` combination. allOf is an intersection; for the keywords this
+ * spec uses, that means: the tighter bound wins, `required` lists add up, `properties` merge,
+ * enums intersect. The outer schema's own keywords (`default`, `description`) are kept.
+ */
+function flatten(document: Record<string, unknown>, schema: JsonSchema): JsonSchema {
+  const base = schema.$ref ? flatten(document, pointerTarget(document, schema.$ref) as JsonSchema) : {};
+  const own: JsonSchema = { ...schema };
+  delete own.$ref;
+  delete own.allOf;
+  let merged = mergeSchemas(base, own);
+  for (const part of schema.allOf ?? []) merged = mergeSchemas(merged, flatten(document, part));
+  return merged;
+}
+
+function mergeSchemas(a: JsonSchema, b: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...a, ...b };
+  if (a.minimum !== undefined && b.minimum !== undefined) out.minimum = Math.max(a.minimum, b.minimum);
+  if (a.maximum !== undefined && b.maximum !== undefined) out.maximum = Math.min(a.maximum, b.maximum);
+  if (a.minLength !== undefined && b.minLength !== undefined) out.minLength = Math.max(a.minLength, b.minLength);
+  if (a.maxLength !== undefined && b.maxLength !== undefined) out.maxLength = Math.min(a.maxLength, b.maxLength);
+  if (a.required || b.required) out.required = [...new Set([...(a.required ?? []), ...(b.required ?? [])])];
+  if (a.properties || b.properties) out.properties = { ...a.properties, ...b.properties };
+  if (a.enum && b.enum) out.enum = a.enum.filter((v) => b.enum?.includes(v));
+  // The outer schema's default and description describe the merged field, not a part of it.
+  if (a.default !== undefined) out.default = a.default;
+  if (a.description !== undefined) out.description = a.description;
+  return out;
+}
+
+function responseSpec(document: Record<string, unknown>, raw: unknown): ResponseSpec {
+  const response = deref(document, raw);
+  const headers: Record<string, HeaderSpec> = {};
+  for (const [name, header] of Object.entries(isRecord(response.headers) ? response.headers : {})) {
+    const h = deref(document, header);
+    headers[name] = { required: h.required === true, schema: flatten(document, (h.schema ?? {}) as JsonSchema) };
+  }
+  const content = isRecord(response.content) ? response.content : {};
+  const json = isRecord(content['application/json']) ? content['application/json'] : undefined;
+  return {
+    description: typeof response.description === 'string' ? response.description : '',
+    headers,
+    schema: json && isRecord(json.schema) ? (json.schema as JsonSchema) : undefined,
+  };
+}
+
+/** Reads and indexes the bundled contract. */
+export function loadContract(path = join(process.cwd(), 'generated', 'openapi.json')): ContractSpec {
+  const document = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  const servers = document.servers as Array<{ url: string }> | undefined;
+  const firstServer = servers?.[0]?.url;
+  if (!firstServer) throw new Error('the spec declares no server');
+  const basePath = new URL(firstServer).pathname.replace(/\/$/, '');
+
+  const operations: Record<string, OperationSpec> = {};
+  const methodsByPath: Record<string, string[]> = {};
+  for (const [path, rawItem] of Object.entries((document.paths ?? {}) as Record<string, unknown>)) {
+    const item = deref(document, rawItem);
+    methodsByPath[path] = [];
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      if (!isRecord(op) || typeof op.operationId !== 'string') continue;
+      methodsByPath[path].push(method.toUpperCase());
+      const parameters = [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])].map((p): ParameterSpec => {
+        const param = deref(document, p);
+        const spec: ParameterSpec = {
+          name: String(param.name),
+          in: param.in as ParameterSpec['in'],
+          required: param.required === true,
+          schema: flatten(document, (param.schema ?? {}) as JsonSchema),
+        };
+        if (typeof param.description === 'string') spec.description = param.description;
+        return spec;
+      });
+      let requestBody: OperationSpec['requestBody'];
+      if (op.requestBody !== undefined) {
+        const body = deref(document, op.requestBody);
+        const content = isRecord(body.content) ? body.content : {};
+        const json = content['application/json'];
+        if (!isRecord(json) || !isRecord(json.schema)) throw new Error(`${op.operationId}: only application/json bodies are supported`);
+        requestBody = { required: body.required === true, mediaTypes: Object.keys(content), schema: json.schema as JsonSchema };
+      }
+      const responses: Record<string, ResponseSpec> = {};
+      for (const [status, raw] of Object.entries(isRecord(op.responses) ? op.responses : {})) responses[status] = responseSpec(document, raw);
+      operations[op.operationId] = { operationId: op.operationId, method: method.toUpperCase(), path, parameters, requestBody, responses };
+    }
+  }
+
+  return {
+    document,
+    basePath,
+    operations,
+    methodsByPath,
+    resolve: (schema) => flatten(document, schema),
+    component: (pointer) => flatten(document, { $ref: pointer }),
+  };
+}
+
+export function operation(contract: ContractSpec, operationId: string): OperationSpec {
+  const op = contract.operations[operationId];
+  if (!op) throw new Error(`the spec has no operation ${operationId}`);
+  return op;
+}
+
+export function parameter(op: OperationSpec, name: string): ParameterSpec {
+  const param = op.parameters.find((p) => p.name === name);
+  if (!param) throw new Error(`${op.operationId} has no parameter ${name}`);
+  return param;
+}
+
+/**
+ * The statuses an operation may answer. Numeric keys are declared outright. The `default`
+ * response is documented, in its description, as covering a closed list of statuses ("Any other
+ * error: 405 …, 501 … or 503 …"); those numbers are read from the text, so `default` does not
+ * silently bless every status. A `default` whose description names no status covers any 4xx/5xx.
+ */
+export function declaredStatuses(op: OperationSpec): { explicit: number[]; viaDefault: number[] | 'any-error' } {
+  const explicit = Object.keys(op.responses)
+    .filter((k) => /^\d{3}$/.test(k))
+    .map(Number);
+  const fallback = op.responses.default;
+  if (!fallback) return { explicit, viaDefault: [] };
+  const named = [...fallback.description.matchAll(/\b([45]\d\d)\b/g)].map((m) => Number(m[1]));
+  return { explicit, viaDefault: named.length > 0 ? [...new Set(named)] : 'any-error' };
+}
+
+export function isDeclaredStatus(op: OperationSpec, status: number): boolean {
+  const { explicit, viaDefault } = declaredStatuses(op);
+  if (explicit.includes(status)) return true;
+  return viaDefault === 'any-error' ? status >= 400 && status <= 599 : viaDefault.includes(status);
+}
+
+/** The response object that describes `status` for `op` (its own entry, else `default`). */
+export function responseFor(op: OperationSpec, status: number): ResponseSpec | undefined {
+  return op.responses[String(status)] ?? op.responses.default;
+}
+
+/**
+ * Which HTTP statuses each `ErrorCode` goes with. The spec states it in the ErrorCode description,
+ * one line per code: "- `validation_failed` (400): …", or "(413, 431)" for a code with several.
+ */
+export function errorCodeStatuses(contract: ContractSpec): Map<string, number[]> {
+  const errorCode = contract.component('#/components/schemas/ErrorCode');
+  const map = new Map<string, number[]>();
+  for (const m of (errorCode.description ?? '').matchAll(/^\s*-\s*`([a-z_]+)`\s*\(([\d,\s]+)\)/gm)) {
+    map.set(String(m[1]), String(m[2]).split(',').map((n) => Number(n.trim())));
+  }
+  for (const code of errorCode.enum ?? []) if (!map.has(String(code))) throw new Error(`ErrorCode ${String(code)} has no status in its description`);
+  return map;
+}
+
+/**
+ * The largest request body the service accepts, in bytes. The spec states it in the description
+ * of the operation's 413 response ("larger than 64 KiB").
+ */
+export function bodyLimitBytes(op: OperationSpec): number {
+  const text = op.responses['413']?.description ?? '';
+  const m = /(\d+)\s*(KiB|MiB|bytes)/.exec(text);
+  if (!m) throw new Error(`${op.operationId}: the 413 response does not state the body limit`);
+  const n = Number(m[1]);
+  return m[2] === 'KiB' ? n * 1024 : m[2] === 'MiB' ? n * 1024 * 1024 : n;
+}
