@@ -568,7 +568,7 @@ async function preparePostgresStore(count: number): Promise<PreparedStore> {
 // ---------------------------------------------------------------------------------------------
 // Servers
 
-let serverArgs = ['dist/src/main.js'];
+let serverArgs = ['dist/server/server.mjs'];
 
 interface ApiServer {
   child: Child;
@@ -1039,7 +1039,7 @@ async function main(): Promise<void> {
   log(`options: ${JSON.stringify(opts)}`);
 
   // 1. The server build.
-  let serverCommand = 'node dist/src/main.js';
+  let serverCommand = 'node dist/server/server.mjs';
   if (opts.tsx) {
     serverArgs = ['--import', 'tsx', 'src/main.ts'];
     serverCommand = 'node --import tsx src/main.ts';
@@ -1054,8 +1054,8 @@ async function main(): Promise<void> {
       log('build failed: running the server from source through tsx instead');
     }
   }
-  if (serverArgs[0] === 'dist/src/main.js' && !existsSync(join(projectRoot, 'dist', 'src', 'main.js'))) {
-    throw new Error('dist/src/main.js is missing: run without --no-build, or with --tsx');
+  if (serverArgs[0] === 'dist/server/server.mjs' && !existsSync(join(projectRoot, 'dist', 'server', 'server.mjs'))) {
+    throw new Error('dist/server/server.mjs is missing: run without --no-build, or with --tsx');
   }
 
   // 2. Stores.

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The project's root folder, found by walking up to package.json, so the same code works from
- * src/ (tsx, vitest) and from dist/src/ (the built server).
+ * src/ (tsx, vitest) and from the bundle in dist/server/ (the built server).
  */
 function findRoot(start: string): string {
   let dir = start;

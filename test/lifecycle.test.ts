@@ -1,12 +1,14 @@
 /**
- * The production entry point as a user runs it: a child process on the embedded SQLite file,
- * its console and JSON logs, SIGTERM, and a restart that still has every pet.
+ * The production entry point as `npm start` runs it (the esbuild bundle, dist/server/server.mjs):
+ * a child process on the embedded SQLite file or on PostgreSQL, its console and JSON logs,
+ * SIGTERM, and a restart that still has every pet.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScratchDatabase } from './support/postgres.js';
 
 interface Started {
   child: ChildProcess;
@@ -16,7 +18,7 @@ interface Started {
 }
 
 function start(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/server/server.mjs'], { env: { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -36,6 +38,9 @@ function start(env: Record<string, string>): Promise<Started> {
 }
 
 describe('npm start: run, stop with SIGTERM, restart', () => {
+  beforeAll(() => {
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { stdio: 'pipe' });
+  });
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-life-'));
   const env = { PORT: '0', SQLITE_PATH: join(dir, 'store.sqlite'), LOG_LEVEL: 'info' };
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -90,5 +95,27 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
   ])('a bad %s=%s stops the server with a message naming the variable', async (name, value) => {
     const failed = start({ ...env, [name]: value });
     await expect(failed).rejects.toThrow(new RegExp(`exited with 2:[\\s\\S]*${name}`));
+  });
+
+  const postgresUrl = process.env.DATABASE_URL;
+  it.skipIf(!postgresUrl)('on PostgreSQL (DATABASE_URL) the bundle loads its driver, migrates, and serves', async () => {
+    const scratch = await createScratchDatabase(postgresUrl ?? '', 'life');
+    try {
+      const server = await start({ ...env, DATABASE_URL: scratch.url });
+      try {
+        const key = /^\s+(ask_[A-Za-z0-9_-]{43})$/m.exec(server.output())?.[1];
+        expect(server.output()).toContain('(postgres)');
+        const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+        const created = await fetch(`${server.base}/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Elephant', categoryId: 9007199254740991 }) });
+        expect(created.status).toBe(201);
+        const listed = await fetch(`${server.base}/pets`, { headers: auth });
+        expect(await listed.json()).toEqual([await created.json()]);
+      } finally {
+        server.child.kill('SIGTERM');
+        expect(await server.exited).toBe(0);
+      }
+    } finally {
+      await scratch.drop();
+    }
   });
 });

@@ -3,9 +3,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { migrateToLatest } from './migrations.js';
 import { withStatementCache } from './statementCache.js';
 import type { Database } from './schema.js';
@@ -31,12 +30,14 @@ function parseInt8(value: string): number {
   return n;
 }
 
-const pgTypes = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === PG_INT8_OID && format !== 'binary') return parseInt8;
-    return pg.types.getTypeParser(oid, format);
-  },
-} as pg.CustomTypesConfig;
+function typesWithInt8(types: typeof pg.types): pg.CustomTypesConfig {
+  return {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === PG_INT8_OID && format !== 'binary') return parseInt8;
+      return types.getTypeParser(oid, format);
+    },
+  } as pg.CustomTypesConfig;
+}
 
 async function finish(handle: DatabaseHandle): Promise<DatabaseHandle> {
   try {
@@ -50,6 +51,8 @@ async function finish(handle: DatabaseHandle): Promise<DatabaseHandle> {
 
 /** The embedded default: one SQLite file, WAL, and an fsync before a write is acknowledged. */
 export async function openSqlite(path: string): Promise<DatabaseHandle> {
+  // Each driver is loaded only when it is used: a start on one store never pays for the other.
+  const { default: SQLite } = await import('better-sqlite3');
   mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
@@ -124,6 +127,7 @@ function evictingPool(pool: pg.Pool, queryTimeoutMs: () => number | undefined): 
 
 /** PostgreSQL, the scale-out path: any number of instances share one database. */
 export async function openPostgres(options: PostgresOptions): Promise<DatabaseHandle> {
+  const { default: pg } = await import('pg');
   const base: pg.PoolConfig = typeof options.connection === 'string' ? { connectionString: options.connection } : options.connection;
   const pool = new pg.Pool({
     max: options.maxConnections ?? 10,
@@ -133,7 +137,7 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
     keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     idleTimeoutMillis: 30_000,
     ...base,
-    types: pgTypes,
+    types: typesWithInt8(pg.types),
   });
   // An idle client that loses its connection emits here; without a listener the process dies.
   pool.on('error', () => undefined);
