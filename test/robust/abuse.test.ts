@@ -239,8 +239,13 @@ describe('a 10 MB body is refused with 413 without being read', () => {
     const growth = peak - before;
     figure(`chunked 10 MB (flood): server RSS ${(before / 2 ** 20).toFixed(1)} MiB -> peak ${(peak / 2 ** 20).toFixed(1)} MiB (+${(growth / 2 ** 20).toFixed(1)} MiB); client handed ${(delivered / 2 ** 20).toFixed(1)} MiB to its socket; answer: ${client.response()?.status ?? `none (${client.errorCode ?? 'closed'})`}`);
     expect(growth).toBeLessThan(5 * 2 ** 20);
-    // Refused at the limit, not drained to the end and timed out.
-    expect(client.response()?.status).toBe(413);
+    // Refused at the limit, not drained to the end and timed out. The server closes the
+    // connection right after its 413; with megabytes still arriving, the kernel answers them
+    // with a reset, which can make the client's kernel drop the 413 before it is read. So a flood
+    // sees the 413 or a reset, never a 408 or a late answer; the paced test above proves the 413.
+    const status = client.response()?.status;
+    if (status === undefined) expect(client.errorCode ?? 'closed').toMatch(/^(EPIPE|ECONNRESET|closed)$/);
+    else expect(status).toBe(413);
     await expectAlive();
   });
 });
