@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { PetStatus } from './store/types.js';
 
 /** Where a page ends, and the filter it was issued for. */
@@ -21,7 +21,9 @@ const STATUSES: ReadonlySet<string> = new Set(['available', 'pending', 'sold']);
  * the format can change later without breaking anyone who treats it as opaque.
  */
 export function createCursorCodec(secret: string): CursorCodec {
-  const sign = (payload: string) => createHmac('sha256', secret).update(payload).digest().subarray(0, 16);
+  // A KeyObject, made once: an HMAC keyed with a string re-imports the key on every call.
+  const key = createSecretKey(Buffer.from(secret, 'utf8'));
+  const sign = (payload: string) => createHmac('sha256', key).update(payload).digest().subarray(0, 16);
   return {
     encode({ afterId, status }) {
       const payload = Buffer.from(JSON.stringify(status ? { a: afterId, s: status } : { a: afterId })).toString('base64url');

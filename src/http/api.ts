@@ -10,7 +10,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import express from 'express';
+import bodyParser from 'body-parser';
 import type { Operation, OpenAPIBackend } from 'openapi-backend';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import { bearerToken, redactApiKeys } from '../auth/apiKey.js';
@@ -62,7 +62,7 @@ const CHALLENGE = 'Bearer realm="animal-store"';
 
 // body-parser is a plain Node middleware: it needs neither Express's request nor its response.
 // Compressed bodies are refused (415): a 64 KiB API has nothing to gain, and inflating invites bombs.
-const readJson = express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json', inflate: false, verify: requireUtf8 }) as unknown as (
+const readJson = bodyParser.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json', inflate: false, verify: requireUtf8 }) as unknown as (
   req: IncomingMessage,
   res: ServerResponse,
   next: (error?: unknown) => void,

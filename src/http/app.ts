@@ -1,14 +1,13 @@
 /**
- * The HTTP side of the service, composed: one request listener that sends everything under the
- * base path to the API lane (src/http/api.ts) and everything else to Express: liveness,
- * readiness, the bundled contract, the rendered docs, and a 404 Error body for the rest.
+ * The HTTP side of the service, composed into one request listener: everything under the base
+ * path goes to the API lane (./api.ts); the probes (/healthz, /readyz) are answered here; the
+ * rest (contract, docs, unknown paths) goes to Express (./web.ts). Express is imported a moment
+ * after start, so neither it nor its dependencies are on the start-up path; a request that needs
+ * it sooner waits for that import.
  */
-import { existsSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import { errorBody } from '../contract.js';
-import { redactApiKeys } from '../auth/apiKey.js';
 import type { KeyVerdict } from '../auth/keyCache.js';
 import type { Logger } from '../logger.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
@@ -40,11 +39,13 @@ export interface App {
   violations: ContractViolation[];
 }
 
-// The rendered docs are one self-contained page: inline script and styles, nothing fetched from
-// afar; 'unsafe-eval' because Redoc's search builds its worker's code at run time.
-const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'self'; frame-ancestors 'none'";
-
 const READY_TIMEOUT_MS = 2000;
+const WEB_WARMUP_MS = 1000;
+
+/** The request id that beginResponse set, read back from the response. */
+function requestIdOf(res: ServerResponse): string {
+  return String(res.getHeader('X-Request-Id'));
+}
 
 export function createApp(options: AppOptions): App {
   const { document, logger } = options;
@@ -59,48 +60,45 @@ export function createApp(options: AppOptions): App {
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
   const responder = createResponder(checker, deprecationHeaders(operationsOf(document)), logger);
   const api = createApi({ backend, handlers: options.handlers, deps: options.deps, keys: options.keys, responder, logger, basePath });
-  const specJson = JSON.stringify(document);
 
-  const web = express();
-  web.disable('x-powered-by');
-  web.set('etag', false);
-  web.use((req: Request, res: Response, next: NextFunction) => {
-    res.locals.reqId = beginResponse(req, res, logger);
-    next();
-  });
-  web.get('/healthz', (_req, res) => {
-    writeJson(res, 200, { status: 'ok' });
-  });
-  web.get('/readyz', async (_req, res) => {
+  let web: Promise<RequestListener> | undefined;
+  const loadWeb = () =>
+    (web ??= import('./web.js').then(({ createWeb }) => createWeb({ responder, specJson: JSON.stringify(document), docsFile: options.docsFile, requestId: requestIdOf })));
+  // Warmed up a moment after start, off the path of the first requests (loading it blocks the
+  // event loop for tens of milliseconds); until then the first request that needs it loads it.
+  setTimeout(() => void loadWeb().catch((error: unknown) => logger.error({ err: error }, 'could not load the web routes')), WEB_WARMUP_MS).unref();
+
+  async function readiness(res: ServerResponse): Promise<void> {
     try {
       await withTimeout(options.ping(), READY_TIMEOUT_MS);
       writeJson(res, 200, { status: 'ok' });
     } catch (error) {
       logger.warn({ err: error }, 'readiness check failed');
-      writeJson(res, 503, errorBody(503, 'service_unavailable', 'The database cannot be reached.'));
+      writeJson(res, 503, errorBody(503, 'service_unavailable', 'The database cannot be reached.'), { 'Retry-After': '1' });
     }
-  });
-  web.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(specJson);
-  });
-  web.get('/docs', (_req, res) => {
-    if (!existsSync(options.docsFile)) {
-      responder.sendError(res, 404, 'not_found', 'The docs are not built; run `npm run docs`.');
-      return;
-    }
-    res.set('Content-Security-Policy', DOCS_CSP).set('Cache-Control', 'no-cache').sendFile(options.docsFile);
-  });
-  web.use((req: Request, res: Response) => {
-    responder.sendError(res, 404, 'not_found', `No such path: ${redactApiKeys(req.path)}`);
-  });
-  web.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    if (res.headersSent) return;
-    responder.failure(res, String(res.locals.reqId), error);
-  });
+  }
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    if (api.owns(req.url ?? '/')) api.handle(req, res);
-    else web(req, res);
+    const url = req.url ?? '/';
+    if (api.owns(url)) {
+      api.handle(req, res);
+      return;
+    }
+    const reqId = beginResponse(req, res, logger);
+    const path = url.split('?', 1)[0];
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (read && path === '/healthz') {
+      writeJson(res, 200, { status: 'ok' });
+      return;
+    }
+    if (read && path === '/readyz') {
+      void readiness(res);
+      return;
+    }
+    loadWeb().then(
+      (handle) => handle(req, res),
+      (error: unknown) => responder.failure(res, reqId, error),
+    );
   };
   return { app: listener, violations: checker.violations };
 }

@@ -41,6 +41,9 @@ function ajvFor(options: Record<string, unknown>, context: ValidationContext): A
 }
 
 export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string): OpenAPIBackend {
+  // openapi-backend asks for an Ajv per operation and context; one per context serves them all
+  // (building one, with its formats, costs milliseconds of start-up each time).
+  const instances = new Map<ValidationContext, Ajv2020>();
   return new OpenAPIBackend({
     // openapi-backend deep-copies and dereferences this; a copy keeps our document untouched.
     definition: structuredClone(document) as unknown as Document,
@@ -49,7 +52,14 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
     quick: true, // skips its own definition check, which applies the 3.0 meta-schema (redocly lint is our gate)
     validate: true,
     coerceTypes: false,
-    customizeAjv: (_original, ajvOptions, context) => ajvFor(ajvOptions as Record<string, unknown>, context) as never,
+    customizeAjv: (_original, ajvOptions, context) => {
+      let ajv = instances.get(context);
+      if (!ajv) {
+        ajv = ajvFor(ajvOptions as Record<string, unknown>, context);
+        instances.set(context, ajv);
+      }
+      return ajv as never;
+    },
   });
 }
 

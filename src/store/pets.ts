@@ -1,7 +1,7 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { createBatcher } from './batcher.js';
 import { isUnavailable } from './database.js';
-import { prepare } from './prepared.js';
+import { prepare, type Executor } from './prepared.js';
 import type { Database } from './schema.js';
 import type { ListPetsQuery, NewPetRecord, Pet, PetPage, PetStatus, PetStore } from './types.js';
 
@@ -13,22 +13,23 @@ function toPet(row: PetRow): Pet {
 
 const COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
 
-function insertOne(db: Kysely<Database> | Transaction<Database>, pet: NewPetRecord, createdAt: string): Promise<PetRow> {
-  return db
-    .insertInto('pets')
-    .values({ name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: createdAt })
-    .returning(COLUMNS)
-    .executeTakeFirstOrThrow();
-}
-
 /** The animals, on either SQL dialect through one query path. */
 export function createPetStore(db: Kysely<Database>): PetStore {
-  const byId = prepare<Database, { id: number }, PetRow>(db, (bind) => db.selectFrom('pets').select(COLUMNS).where('id', '=', bind('id')));
+  const byId = prepare<{ id: number }, PetRow>(db, (bind) => db.selectFrom('pets').select(COLUMNS).where('id', '=', bind('id')));
+  type Insert = { name: string; categoryId: number; status: PetStatus; createdAt: string };
+  const insert = prepare<Insert, PetRow>(db, (bind) =>
+    db.insertInto('pets').values({ name: bind('name'), category_id: bind('categoryId'), status: bind('status'), created_at: bind('createdAt') }).returning(COLUMNS),
+  );
+  const insertOne = async (on: Executor, pet: NewPetRecord, createdAt: string): Promise<PetRow> => {
+    const [row] = await insert({ ...pet, createdAt }, on);
+    if (!row) throw new Error('INSERT … RETURNING returned no row');
+    return row;
+  };
   // One row more than asked tells whether a next page exists without a count. One compiled
   // query per combination of filters, so each has its own plan and prepared statement.
   type Page = { limit: number; status: PetStatus; afterId: number };
   const page = (withStatus: boolean, withAfter: boolean) =>
-    prepare<Database, Page, PetRow>(db, (bind) => {
+    prepare<Page, PetRow>(db, (bind) => {
       let query = db.selectFrom('pets').select(COLUMNS);
       if (withStatus) query = query.where('status', '=', bind('status'));
       if (withAfter) query = query.where('id', '>', bind('afterId'));
