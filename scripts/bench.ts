@@ -568,7 +568,18 @@ async function preparePostgresStore(count: number): Promise<PreparedStore> {
 // ---------------------------------------------------------------------------------------------
 // Servers
 
-let serverArgs = ['dist/server/server.mjs'];
+/**
+ * What `npm start` runs after building, read from package.json, so the benchmark measures the
+ * production command with its node flags (e.g. `node --max-semi-space-size=8 dist/server/server.mjs`).
+ */
+function startCommand(): string[] {
+  const start = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  const run = start.split('&&').at(-1)?.trim().split(/\s+/) ?? [];
+  if (run[0] !== 'node' || run.length < 2) throw new Error(`package.json scripts.start does not end with \`node … <file>\`: ${start}`);
+  return run.slice(1);
+}
+const productionArgs = startCommand();
+let serverArgs = productionArgs;
 
 interface ApiServer {
   child: Child;
@@ -1039,7 +1050,7 @@ async function main(): Promise<void> {
   log(`options: ${JSON.stringify(opts)}`);
 
   // 1. The server build.
-  let serverCommand = 'node dist/server/server.mjs';
+  let serverCommand = ['node', ...productionArgs].join(' ');
   if (opts.tsx) {
     serverArgs = ['--import', 'tsx', 'src/main.ts'];
     serverCommand = 'node --import tsx src/main.ts';
@@ -1054,8 +1065,9 @@ async function main(): Promise<void> {
       log('build failed: running the server from source through tsx instead');
     }
   }
-  if (serverArgs[0] === 'dist/server/server.mjs' && !existsSync(join(projectRoot, 'dist', 'server', 'server.mjs'))) {
-    throw new Error('dist/server/server.mjs is missing: run without --no-build, or with --tsx');
+  const entry = serverArgs.at(-1) ?? '';
+  if (serverArgs === productionArgs && !existsSync(join(projectRoot, entry))) {
+    throw new Error(`${entry} is missing: run without --no-build, or with --tsx`);
   }
 
   // 2. Stores.

@@ -1,5 +1,5 @@
 /**
- * `npm run build` (first step): the production server as one ES module, dist/server.mjs, with
+ * `npm run build` (first step): the production server as one ES module, dist/server/server.mjs, with
  * its dependencies bundled in by esbuild. Node then reads one file instead of resolving and
  * compiling some 900 modules (Kysely alone is 279 files), which is most of a cold start.
  *
