@@ -11,7 +11,7 @@
 import { Agent } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NewPet, Pet, PetStatus } from '../../client/index.js';
-import { expectedPet, isPet, listAllPets, send, TransportError } from './support/http.js';
+import { expectedPet, isPet, listAllPets, notAsSent, send, TransportError } from './support/http.js';
 import { seededRandom } from './support/random.js';
 import { killAll, killServer, postgresStore, sqliteStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
 
@@ -139,13 +139,7 @@ async function crashRounds(store: Store, label: string): Promise<void> {
     const altered = [...acknowledged.values()].filter((pet) => byId.has(pet.id) && JSON.stringify(byId.get(pet.id)) !== JSON.stringify(pet));
     expect(altered.map((pet) => ({ acknowledged: pet, stored: byId.get(pet.id) })), `round ${round}: acknowledged pets changed`).toEqual([]);
     // Nothing in the store that no client sent, nothing stored twice, nothing stored differently.
-    const names = new Set<string>();
-    const phantom = listed.filter((pet) => {
-      const body = sent.get(pet.name);
-      const duplicate = names.has(pet.name);
-      names.add(pet.name);
-      return duplicate || body === undefined || JSON.stringify(pet) !== JSON.stringify(expectedPet(pet.id, body));
-    });
+    const phantom = notAsSent(listed, sent);
     expect(phantom, `round ${round}: stored pets that no client sent, stored twice, or stored differently`).toEqual([]);
     verifiedTotal += acknowledged.size;
     const verifiedNow = acknowledged.size;

@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewPet, Pet, PetStatus } from '../../client/index.js';
-import { expectedPet, isPet, listAllPets, send, type HttpResponse } from './support/http.js';
+import { isPet, listAllPets, notAsSent, send, type HttpResponse } from './support/http.js';
 import { killAll, postgresStore, startServerProcess, type ServerProcess, type Store } from './support/server.js';
 import { startTcpProxy, type TcpProxy } from './support/tcpProxy.js';
 
@@ -152,13 +152,7 @@ describe.skipIf(!postgresUrl)(`database outage on PostgreSQL, through a TCP prox
     const byId = new Map(listed.map((pet) => [pet.id, pet]));
     const lost = [...acknowledged.values()].filter((pet) => JSON.stringify(byId.get(pet.id)) !== JSON.stringify(pet));
     expect(lost.map((pet) => ({ acknowledged: pet, stored: byId.get(pet.id) })), 'acknowledged pets missing or changed').toEqual([]);
-    const names = new Set<string>();
-    const phantom = listed.filter((pet) => {
-      const body = sent.get(pet.name);
-      const duplicate = names.has(pet.name);
-      names.add(pet.name);
-      return duplicate || body === undefined || JSON.stringify(pet) !== JSON.stringify(expectedPet(pet.id, body));
-    });
+    const phantom = notAsSent(listed, sent);
     expect(phantom, 'stored pets that no client sent, stored twice, or stored differently').toEqual([]);
     return listed;
   };

@@ -101,3 +101,17 @@ export async function listAllPets(base: string, key: string, maxPages = 2_000): 
 export function expectedPet(id: number, sent: NewPet): Pet {
   return { id, name: sent.name, categoryId: sent.categoryId, status: sent.status ?? 'available' };
 }
+
+/**
+ * The stored pets that break "stored exactly as some client sent it, once": a name no client sent
+ * (every client body has a unique name), a name stored twice, or a pet that differs from its body.
+ */
+export function notAsSent(stored: readonly Pet[], sent: ReadonlyMap<string, NewPet>): Pet[] {
+  const names = new Set<string>();
+  return stored.filter((pet) => {
+    const body = sent.get(pet.name);
+    const duplicate = names.has(pet.name);
+    names.add(pet.name);
+    return duplicate || body === undefined || JSON.stringify(pet) !== JSON.stringify(expectedPet(pet.id, body));
+  });
+}
