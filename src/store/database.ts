@@ -90,16 +90,33 @@ export const QUERY_TIMEOUT_MS = 1_500;
 /** TCP keepalive on pooled connections, so an idle one to a vanished host is found dead by the OS. */
 const KEEPALIVE_DELAY_MS = 10_000;
 
-type Query = { text: string; values: unknown[]; query_timeout?: number };
+type Query = { text: string; values: unknown[]; query_timeout?: number; name?: string };
 
 /**
- * The pool as Kysely sees it, with two differences from pg.Pool: each query carries the current
- * query timeout, and a connection whose query failed for connection reasons (a timeout included)
- * is destroyed on release instead of going back to the pool. node-postgres leaves a timed-out
- * query active on its connection, so a returned one would make every later query on it wait out
- * the same timeout, and after a partition heals it may still deliver an old reply.
+ * Our SQL texts are few and fixed (queries are compiled once; values are bound), so each is a
+ * named prepared statement: PostgreSQL parses and plans it once per connection, not per query.
+ * The bound guards the connections' memory against a caller that inlines values into SQL.
  */
-function evictingPool(pool: pg.Pool, queryTimeoutMs: () => number | undefined): PostgresPool {
+const MAX_NAMED_STATEMENTS = 100;
+
+/**
+ * The pool as Kysely sees it, with three differences from pg.Pool: once serving, each query
+ * carries the query timeout and a statement name; and a connection whose query failed for
+ * connection reasons (a timeout included) is destroyed on release instead of going back to the
+ * pool. node-postgres leaves a timed-out query active on its connection, so a returned one would
+ * make every later query on it wait out the same timeout, and after a partition heals it may
+ * still deliver an old reply.
+ */
+function evictingPool(pool: pg.Pool, serving: () => boolean): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
+      name = `animal_store_${names.size}`;
+      names.set(text, name);
+    }
+    return name;
+  };
   return {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
@@ -107,8 +124,11 @@ function evictingPool(pool: pg.Pool, queryTimeoutMs: () => number | undefined): 
       const query = async (text: unknown, parameters?: ReadonlyArray<unknown>) => {
         if (typeof text !== 'string') throw new Error('cursors are not supported');
         const config: Query = { text, values: [...(parameters ?? [])] };
-        const timeout = queryTimeoutMs();
-        if (timeout !== undefined) config.query_timeout = timeout;
+        if (serving()) {
+          config.query_timeout = QUERY_TIMEOUT_MS;
+          const name = nameOf(text);
+          if (name !== undefined) config.name = name;
+        }
         try {
           return await client.query(config);
         } catch (error) {
@@ -142,9 +162,10 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
   // An idle client that loses its connection emits here; without a listener the process dies.
   pool.on('error', () => undefined);
   // Migrations may legitimately run long (an index on a big table), so the query bound starts
-  // once they are done; until then a query waits as long as it takes.
+  // once they are done (until then a query waits as long as it takes), and their one-off
+  // statements are not kept as named ones.
   let serving = false;
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: evictingPool(pool, () => (serving ? QUERY_TIMEOUT_MS : undefined)) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: evictingPool(pool, () => serving) }) });
   const handle = await finish({
     db,
     dialect: 'postgres',
