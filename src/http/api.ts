@@ -22,6 +22,8 @@ import { compileRoutes } from './routes.js';
 import { detailsOf, summarise } from './validation.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
+/** A refused body up to this size is read and dropped rather than cut off (see tooLarge). */
+const MAX_DRAIN_BYTES = 1024 * 1024;
 
 type Result = { status: number; body: unknown; headers?: Record<string, string> | undefined };
 type AnyHandler = (request: unknown, deps: HandlerDeps) => Promise<Result>;
@@ -46,7 +48,8 @@ export interface Api {
 interface CompiledOperation {
   operationId: string;
   handler: AnyHandler;
-  validators: Validator[];
+  /** openapi-backend's Ajv validators, compiled on the operation's first request (off start-up). */
+  validators(): Validator[];
   coerce(where: Location, values: Record<string, unknown>): void;
   /** Whether the operation declares a request body; a body sent to any other is refused unread. */
   takesBody: boolean;
@@ -94,11 +97,11 @@ export function createApi(options: ApiOptions): Api {
     const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
     if (schemes.length !== 1 || schemes[0] !== 'bearerApiKey') throw new Error(`${operationId}: only the bearerApiKey security scheme is supported`);
     if (operation.parameters?.some((p) => 'in' in p && p.in === 'cookie')) throw new Error(`${operationId}: cookie parameters are not supported`);
-    const validators = (backend.validator.getRequestValidatorsForOperation(operationId) ?? []) as unknown as Validator[];
+    let validators: Validator[] | undefined;
     const compiled: CompiledOperation & { path: string; method: string } = {
       operationId,
       handler,
-      validators,
+      validators: () => (validators ??= (backend.validator.getRequestValidatorsForOperation(operationId) ?? []) as unknown as Validator[]),
       coerce: compileCoercion(operation),
       takesBody: operation.requestBody !== undefined,
       path: operation.path,
@@ -119,8 +122,14 @@ export function createApi(options: ApiOptions): Api {
     responder.sendError(res, 401, 'unauthorized', 'A valid API key is required.', { headers: { 'WWW-Authenticate': challenge } });
   }
 
-  function tooLarge(res: ServerResponse): void {
-    res.setHeader('Connection', 'close');
+  /**
+   * Answers 413 at once. Closing right after would make the kernel reset the connection over the
+   * bytes the client is still sending, and a reset can destroy the 413 before the client reads
+   * it. So a body of a known, moderate size is drained (read and dropped, never kept) and the
+   * connection stays usable; anything bigger or of unknown size gets the 413 and the close.
+   */
+  function tooLarge(res: ServerResponse, drain = false): void {
+    if (!drain) res.setHeader('Connection', 'close');
     responder.sendError(res, 413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
   }
 
@@ -156,7 +165,7 @@ export function createApi(options: ApiOptions): Api {
     const parameters: Record<string, unknown> = { path: request.path, query: request.query, header: request.headers, cookie: {} };
     if (request.body !== undefined || request.json) parameters.requestBody = request.body;
     let errors: Parameters<typeof detailsOf>[0] = [];
-    for (const validate of op.validators) {
+    for (const validate of op.validators()) {
       if (!validate(parameters)) errors = errors.concat(validate.errors ?? []);
     }
     if (errors.length > 0) {
@@ -182,10 +191,11 @@ export function createApi(options: ApiOptions): Api {
     }
     // body-parser reads a refused body to its very end before it reports the refusal, so a
     // 10 MB body would be read (or waited for) whole: answer a declared oversize at once, and
-    // an undeclared one (chunked) as soon as it passes the limit; the connection then closes.
+    // an undeclared one (chunked) as soon as it passes the limit.
     const length = req.headers['content-length'];
     if (length !== undefined && Number(length) > MAX_BODY_BYTES) {
-      tooLarge(res);
+      // node:http drains the rest of the body itself once the answer is sent without a close.
+      tooLarge(res, Number(length) <= MAX_DRAIN_BYTES);
       return;
     }
     let received = 0;

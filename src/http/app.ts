@@ -52,7 +52,8 @@ export function createApp(options: AppOptions): App {
   const basePath = basePathOf(document);
   const backend = createOpenApiBackend(document, '/');
   backend.init();
-  backend.validator.preCompileRequestValidators();
+  // Request validators compile on each operation's first request (./api.ts), not here: start-up
+  // stays short. Response validators are only for test and dev.
   if (options.validateResponses) {
     backend.validator.preCompileResponseValidators();
     backend.validator.preCompileResponseHeaderValidators();

@@ -188,6 +188,20 @@ describe('a 10 MB body is refused with 413 without being read', () => {
     expectErrorBody(response!, 413, 'payload_too_large');
   });
 
+  it('a declared body up to 1 MiB is drained, not cut off: every client sending it whole reads its 413, and the connection stays open', async () => {
+    const body = Buffer.alloc(1024 * 1024, 0x20);
+    for (let i = 0; i < 20; i++) {
+      const client = new SocketClient(server.host, server.port);
+      await client.write(head('POST', '/v1/pets', { ...auth(), 'Content-Type': 'application/json', 'Content-Length': body.length }));
+      await client.write(body);
+      const response = await client.waitForResponse(5_000);
+      client.destroy();
+      expect(response, `attempt ${i + 1}: ${client.errorCode ?? 'no response'}`).toBeDefined();
+      expectErrorBody(response!, 413, 'payload_too_large');
+      expect(header(response!, 'connection')).not.toBe('close');
+    }
+  });
+
   it('Transfer-Encoding: chunked, sent 64 KiB at a time: the 413 arrives long before the client is done', async () => {
     const client = new SocketClient(server.host, server.port);
     await client.write(head('POST', '/v1/pets', { ...auth(), 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }));
