@@ -1,7 +1,8 @@
 /**
  * The API under the base path, straight on node:http. Order matters and is the contract:
- * API key check (before any body is read) → media type → body (64 KiB, JSON) → route by
- * operationId → validate with openapi-backend's compiled validators → handler → typed result.
+ * API key check (before any body is read) → route by operationId (404, 405) → body, only for an
+ * operation that takes one (media type, 64 KiB, UTF-8 JSON) → strict path and query conversion →
+ * openapi-backend's compiled validators → handler → typed result.
  *
  * Why not Express here: its per-request machinery (prototype swaps, the router, res.json) costs
  * more CPU than a whole listPets on this lane, and the performance budget cannot be met through
@@ -22,8 +23,9 @@ import { compileRoutes } from './routes.js';
 import { detailsOf, summarise } from './validation.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
-/** A refused body up to this size is read and dropped rather than cut off (see tooLarge). */
+/** How much of a body refused unread is drained, and for how long, before the socket is cut. */
 const MAX_DRAIN_BYTES = 1024 * 1024;
+const DRAIN_MS = 2_000;
 
 type Result = { status: number; body: unknown; headers?: Record<string, string> | undefined };
 type AnyHandler = (request: unknown, deps: HandlerDeps) => Promise<Result>;
@@ -70,6 +72,29 @@ const readJson = bodyParser.json({ limit: MAX_BODY_BYTES, strict: false, type: '
   res: ServerResponse,
   next: (error?: unknown) => void,
 ) => void;
+
+/**
+ * For an answer given without reading the body. Closing right after it would make the kernel
+ * reset the connection over the bytes the client is still sending, and a reset can destroy the
+ * answer before the client reads it (nginx calls the cure a lingering close). So the rest of the
+ * body is drained, read and dropped, never kept: if it ends within MAX_DRAIN_BYTES and DRAIN_MS
+ * the connection serves on; otherwise the socket is destroyed, by when the client has had the
+ * answer for a while.
+ */
+function leaveUnread(req: IncomingMessage): void {
+  let drained = 0;
+  const cut = (): void => {
+    req.socket.destroy();
+  };
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) cut();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.socket.once('close', () => clearTimeout(timer));
+}
 
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -122,14 +147,8 @@ export function createApi(options: ApiOptions): Api {
     responder.sendError(res, 401, 'unauthorized', 'A valid API key is required.', { headers: { 'WWW-Authenticate': challenge } });
   }
 
-  /**
-   * Answers 413 at once. Closing right after would make the kernel reset the connection over the
-   * bytes the client is still sending, and a reset can destroy the 413 before the client reads
-   * it. So a body of a known, moderate size is drained (read and dropped, never kept) and the
-   * connection stays usable; anything bigger or of unknown size gets the 413 and the close.
-   */
-  function tooLarge(res: ServerResponse, drain = false): void {
-    if (!drain) res.setHeader('Connection', 'close');
+  function tooLarge(res: ServerResponse): void {
+    leaveUnread(res.req);
     responder.sendError(res, 413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
   }
 
@@ -185,7 +204,7 @@ export function createApi(options: ApiOptions): Api {
   /** Reads a JSON body of at most MAX_BODY_BYTES, then runs the operation. */
   function readBody(req: IncomingMessage, res: ServerResponse, reqId: string, op: CompiledOperation, start: (body: unknown) => void): void {
     if (mediaType(req) !== 'application/json') {
-      res.setHeader('Connection', 'close');
+      leaveUnread(req);
       responder.sendError(res, 415, 'unsupported_media_type', 'The request body must be application/json.', { operationId: op.operationId });
       return;
     }
@@ -194,8 +213,7 @@ export function createApi(options: ApiOptions): Api {
     // an undeclared one (chunked) as soon as it passes the limit.
     const length = req.headers['content-length'];
     if (length !== undefined && Number(length) > MAX_BODY_BYTES) {
-      // node:http drains the rest of the body itself once the answer is sent without a close.
-      tooLarge(res, Number(length) <= MAX_DRAIN_BYTES);
+      tooLarge(res);
       return;
     }
     let received = 0;
@@ -232,9 +250,7 @@ export function createApi(options: ApiOptions): Api {
       const path = (q === -1 ? url : url.slice(0, q)).slice(basePath.length) || '/';
       const found = routes.match(req.method ?? 'GET', path);
       const withBody = hasBody(req);
-      // A body this lane will not read must not be read by Node either (it would drain it to
-      // keep the connection): answering closes the connection instead.
-      if (withBody && (found.kind !== 'operation' || !found.operation.takesBody)) res.setHeader('Connection', 'close');
+      if (withBody && (found.kind !== 'operation' || !found.operation.takesBody)) leaveUnread(req);
       if (found.kind === 'none') {
         responder.sendError(res, 404, 'not_found', `No such path: ${redactApiKeys(basePath + path)}`);
         return;

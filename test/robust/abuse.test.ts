@@ -31,6 +31,8 @@ const CHECK_INTERVAL_MS = HEADERS_TIMEOUT_MS / 4;
 const SLACK_MS = 1_500;
 const TEN_MB = 10 * 1024 * 1024;
 const BODY_LIMIT = 64 * 1024;
+/** How long the server drains a refused body it will not read before it cuts the connection (src/http/api.ts). */
+const DRAIN_MS = 2_000;
 
 const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
@@ -169,11 +171,13 @@ describe('a 10 MB body is refused with 413 without being read', () => {
     const client = new SocketClient(server.host, server.port);
     await client.write(head('POST', '/v1/pets', { ...auth(), 'Content-Type': 'application/json', 'Content-Length': TEN_MB }));
     const response = await client.waitForResponse(5_000);
+    // The server drains for a while (a lingering close), then cuts a body that never ends.
+    const closed = await client.waitForClose(DRAIN_MS + SLACK_MS);
     client.destroy();
-    figure(`Content-Length 10 MB: 413 after ${client.answeredAfterMs} ms, ${client.bytesWritten} bytes sent (headers only)`);
+    figure(`Content-Length 10 MB: 413 after ${client.answeredAfterMs} ms, ${client.bytesWritten} bytes sent (headers only); connection cut after ${client.closedAfterMs} ms`);
     expect(response).toBeDefined();
     expectErrorBody(response!, 413, 'payload_too_large');
-    expect(header(response!, 'connection')).toBe('close');
+    expect(closed).toBe(true);
     expectSecurityHeaders('413 (Content-Length)', response!);
     errorResponses.push({ what: '413 Content-Length', status: response!.status, body: response!.body });
   });
@@ -214,12 +218,11 @@ describe('a 10 MB body is refused with 413 without being read', () => {
       await sleep(5);
     }
     const response = await client.waitForResponse(5_000);
-    const closed = await client.waitForClose(3_000);
+    const closed = await client.waitForClose(DRAIN_MS + SLACK_MS);
     client.destroy();
     figure(`chunked 10 MB (paced): 413 after ${client.answeredAfterMs} ms, when ${(bodySent / 1024).toFixed(0)} KiB of 10240 KiB had been sent; server closed: ${closed}`);
     expect(response).toBeDefined();
     expectErrorBody(response!, 413, 'payload_too_large');
-    expect(header(response!, 'connection')).toBe('close');
     expect(bodySent).toBeLessThan(1024 * 1024);
     expect(closed).toBe(true);
     errorResponses.push({ what: '413 chunked', status: response!.status, body: response!.body });
@@ -253,10 +256,11 @@ describe('a 10 MB body is refused with 413 without being read', () => {
     const growth = peak - before;
     figure(`chunked 10 MB (flood): server RSS ${(before / 2 ** 20).toFixed(1)} MiB -> peak ${(peak / 2 ** 20).toFixed(1)} MiB (+${(growth / 2 ** 20).toFixed(1)} MiB); client handed ${(delivered / 2 ** 20).toFixed(1)} MiB to its socket; answer: ${client.response()?.status ?? `none (${client.errorCode ?? 'closed'})`}`);
     expect(growth).toBeLessThan(5 * 2 ** 20);
-    // Refused at the limit, not drained to the end and timed out. The server closes the
-    // connection right after its 413; with megabytes still arriving, the kernel answers them
-    // with a reset, which can make the client's kernel drop the 413 before it is read. So a flood
-    // sees the 413 or a reset, never a 408 or a late answer; the paced test above proves the 413.
+    // Refused at the limit, not drained to the end and timed out: the server drains at most
+    // 1 MiB after its 413 and then cuts the connection. A flood delivers that 1 MiB within
+    // milliseconds, and the reset that ends it can destroy the 413 before this client (busy
+    // writing) has read it; so a flood sees the 413 or a reset, never a 408 or a late answer.
+    // The paced test above and the 1 MiB test prove the 413 itself.
     const status = client.response()?.status;
     if (status === undefined) expect(client.errorCode ?? 'closed').toMatch(/^(EPIPE|ECONNRESET|closed)$/);
     else expect(status).toBe(413);
