@@ -1,10 +1,11 @@
 /**
- * openapi-backend behind one module: it routes by operationId and validates requests (and, in
- * test and dev, responses) against the bundled spec with an Ajv 2020-12 instance.
+ * openapi-backend behind one module: it dereferences the bundled spec, lists its operations and
+ * compiles the request validators the API lane calls (and, in test and dev, the response
+ * validators), with Ajv 2020-12 instances; and Ajv's errors become the contract's `details`.
  */
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { OpenAPIBackend, ValidationContext, type Context, type Document, type Handler as BackendHandler } from 'openapi-backend';
+import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
 import type { ErrorBody } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
 
@@ -108,4 +109,3 @@ export function summarise(details: readonly Detail[]): string {
   return `The request is invalid: ${name} ${first.message}${more}.`;
 }
 
-export type { Context, BackendHandler };
