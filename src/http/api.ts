@@ -202,8 +202,8 @@ export function createApi(options: ApiOptions): Api {
   }
 
   /** Reads a JSON body of at most MAX_BODY_BYTES, then runs the operation. */
-  function readBody(req: IncomingMessage, res: ServerResponse, reqId: string, op: CompiledOperation, start: (body: unknown) => void): void {
-    if (mediaType(req) !== 'application/json') {
+  function readBody(req: IncomingMessage, res: ServerResponse, reqId: string, op: CompiledOperation, json: boolean, start: (body: unknown) => void): void {
+    if (!json) {
       leaveUnread(req);
       responder.sendError(res, 415, 'unsupported_media_type', 'The request body must be application/json.', { operationId: op.operationId });
       return;
@@ -268,10 +268,11 @@ export function createApi(options: ApiOptions): Api {
       }
       // A null-prototype object: `__proto__` in a query string is just an unknown parameter.
       const query = q === -1 ? {} : parseQuery(url.slice(q + 1));
+      const json = mediaType(req) === 'application/json';
       const start = (body: unknown): void => {
-        run(res, reqId, op, { path: found.params, query, body, headers: req.headers, json: mediaType(req) === 'application/json' }).catch((error: unknown) => responder.failure(res, reqId, error));
+        run(res, reqId, op, { path: found.params, query, body, headers: req.headers, json }).catch((error: unknown) => responder.failure(res, reqId, error));
       };
-      if (withBody) readBody(req, res, reqId, op, start);
+      if (withBody) readBody(req, res, reqId, op, json, start);
       else start(undefined);
     },
   };

@@ -17,7 +17,6 @@ import { beginResponse, createResponder, writeJson } from './respond.js';
 import { ResponseChecker, type ContractViolation } from './responseChecker.js';
 import { createOpenApiBackend } from './validation.js';
 
-export { MAX_BODY_BYTES } from './api.js';
 
 export interface AppOptions {
   document: OpenApiDocument;
