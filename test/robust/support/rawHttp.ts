@@ -27,20 +27,24 @@ export interface RawRequestOptions {
   keepOpen?: boolean;
 }
 
-interface ParsedResponse {
+export interface ParsedResponse {
   status: number;
+  /** Header names lower-cased. */
   headers: Record<string, string>;
+  /** The status line and headers exactly as received (without the blank line). */
+  head: string;
   body: string;
 }
 
 /** Parses what arrived so far: the interim statuses, and the final response once it is whole. */
-function parse(data: Buffer): { interim: number[]; final?: ParsedResponse } {
+export function parseResponses(data: Buffer): { interim: number[]; final?: ParsedResponse } {
   const interim: number[] = [];
   let offset = 0;
   for (let guard = 0; guard < 16; guard++) {
     const end = data.indexOf('\r\n\r\n', offset);
     if (end < 0) return { interim };
-    const lines = data.subarray(offset, end).toString('latin1').split('\r\n');
+    const head = data.subarray(offset, end).toString('latin1');
+    const lines = head.split('\r\n');
     const statusMatch = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
     if (!statusMatch) throw new Error(`not an HTTP response: ${JSON.stringify(lines[0])}`);
     const status = Number(statusMatch[1]);
@@ -64,7 +68,7 @@ function parse(data: Buffer): { interim: number[]; final?: ParsedResponse } {
         const size = parseInt(data.subarray(at, lineEnd).toString('latin1'), 16);
         if (size === 0) {
           if (data.indexOf('\r\n', lineEnd + 2) < 0) return { interim };
-          return { interim, final: { status, headers, body: Buffer.concat(chunks).toString('utf8') } };
+          return { interim, final: { status, headers, head, body: Buffer.concat(chunks).toString('utf8') } };
         }
         if (data.length < lineEnd + 2 + size + 2) return { interim };
         chunks.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
@@ -74,7 +78,7 @@ function parse(data: Buffer): { interim: number[]; final?: ParsedResponse } {
     }
     const length = Number(headers['content-length'] ?? '0');
     if (data.length - bodyStart < length) return { interim };
-    return { interim, final: { status, headers, body: data.subarray(bodyStart, bodyStart + length).toString('utf8') } };
+    return { interim, final: { status, headers, head, body: data.subarray(bodyStart, bodyStart + length).toString('utf8') } };
   }
   return { interim };
 }
@@ -120,9 +124,9 @@ export class RawRequest {
       if (this.received.length === 0) this.onFirstByte();
       this.received = Buffer.concat([this.received, chunk]);
       if (this.settled) return;
-      let parsed: ReturnType<typeof parse>;
+      let parsed: ReturnType<typeof parseResponses>;
       try {
-        parsed = parse(this.received);
+        parsed = parseResponses(this.received);
       } catch {
         this.finish({ kind: 'cut-off', code: 'NOT_HTTP', received: this.received.toString('latin1') });
         return;

@@ -6,36 +6,14 @@
  * server closed the connection.
  */
 import { connect, type Socket } from 'node:net';
+import { parseResponses, type ParsedResponse } from './rawHttp.js';
 
-export interface RawResponse {
-  status: number;
-  /** In wire order, names as sent. */
-  headers: Array<[name: string, value: string]>;
-  /** The status line and headers, exactly as received (without the blank line). */
-  head: string;
-  body: string;
-}
-
-/** The first whole response in `data` (Content-Length framing: all this server sends), if any. */
-export function parseResponse(data: Buffer): RawResponse | undefined {
-  const end = data.indexOf('\r\n\r\n');
-  if (end < 0) return undefined;
-  const head = data.subarray(0, end).toString('latin1');
-  const [statusLine = '', ...lines] = head.split('\r\n');
-  const match = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
-  if (!match) throw new Error(`not an HTTP response: ${JSON.stringify(statusLine)}`);
-  const headers = lines.map((line): [string, string] => {
-    const colon = line.indexOf(':');
-    return [line.slice(0, colon), line.slice(colon + 1).trim()];
-  });
-  const length = Number(headers.find(([name]) => name.toLowerCase() === 'content-length')?.[1] ?? '0');
-  if (data.length < end + 4 + length) return undefined;
-  return { status: Number(match[1]), headers, head, body: data.subarray(end + 4, end + 4 + length).toString('utf8') };
-}
+/** A whole response as the client received it (parsed by rawHttp.ts, the one parser). */
+export type RawResponse = ParsedResponse;
 
 /** The value of a header (case-insensitive name), or undefined. */
 export function header(response: RawResponse, name: string): string | undefined {
-  return response.headers.find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1];
+  return response.headers[name.toLowerCase()];
 }
 
 export class SocketClient {
@@ -97,7 +75,7 @@ export class SocketClient {
   }
 
   response(): RawResponse | undefined {
-    return parseResponse(this.received);
+    return parseResponses(this.received).final;
   }
 
   /** Waits (at most `ms`) until the server closes the connection; true if it did. */
