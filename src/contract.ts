@@ -18,10 +18,13 @@ type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] exten
 
 type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B : undefined;
 
-/** A request as the handler sees it: validated against the spec, query and path coerced. */
+/** A request as the handler sees it: validated against the spec, parameters converted to their types. */
 export interface HandlerRequest<O extends OperationId> {
   path: Part<Parameters<O>, 'path'>;
   query: Part<Parameters<O>, 'query'>;
+  /** Header parameters the spec declares, under the names it spells them with. */
+  header: Part<Parameters<O>, 'header'>;
+  cookie: Part<Parameters<O>, 'cookie'>;
   body: JsonContent<NonNullable<operations[O]['requestBody']>>;
 }
 

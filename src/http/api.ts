@@ -1,279 +1,189 @@
 /**
- * The API under the base path, straight on node:http. Order matters and is the contract:
- * API key check (before any body is read) → route by operationId (404, 405) → body, only for an
- * operation that takes one (media type, 64 KiB, UTF-8 JSON) → strict path and query conversion →
- * openapi-backend's compiled validators → handler → typed result.
+ * The API under the base path, on node:http, routed by openapi-backend: it matches the
+ * operation (404, 405), parses path, query, header and cookie parameters as the spec declares
+ * them, runs the security handler of each scheme the operation requires (./security.ts), then
+ * validates, and calls the handler registered for the operationId. This module only adapts:
+ * it reads the body once security has passed (so a bad key costs no body byte), turns
+ * openapi-backend's outcomes into Error bodies, and sends each handler's typed result.
  *
- * Why not Express here: its per-request machinery (prototype swaps, the router, res.json) costs
- * more CPU than a whole listPets on this lane, and the performance budget cannot be met through
- * it. Express still serves everything outside the API (health, readiness, contract, docs).
+ * Why not Express here: its per-request machinery (prototype swaps, its router, res.json) costs
+ * more CPU than a whole listPets, and the performance budget cannot be met through it. Express
+ * still serves everything outside the API (contract, docs).
  */
-import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
-import bodyParser from 'body-parser';
-import type { Operation, OpenAPIBackend } from 'openapi-backend';
+import type { Context, OpenAPIBackend, Operation, Request } from 'openapi-backend';
 import type { HandlerDeps, Handlers } from '../contract.js';
-import { bearerToken, redactApiKeys } from '../auth/apiKey.js';
-import type { KeyVerdict } from '../auth/keyCache.js';
+import { redactApiKeys } from '../auth/apiKey.js';
 import type { Logger } from '../logger.js';
+import type { OpenApiDocument } from '../spec.js';
+import { drain, hasBody, readJsonBody, type BodyRefusal } from './body.js';
 import { beginResponse, type Responder } from './respond.js';
-import { compileCoercion, type Location } from './coerce.js';
-import { compileRoutes } from './routes.js';
+import { registerSecurityHandlers, type KeyChecker, unauthorized } from './security.js';
 import { detailsOf, summarise } from './validation.js';
 
-export const MAX_BODY_BYTES = 64 * 1024;
-/** How much of a body refused unread is drained, and for how long, before the socket is cut. */
-const MAX_DRAIN_BYTES = 1024 * 1024;
-const DRAIN_MS = 2_000;
-
 type Result = { status: number; body: unknown; headers?: Record<string, string> | undefined };
-type AnyHandler = (request: unknown, deps: HandlerDeps) => Promise<Result>;
-type Validator = ((data: unknown) => boolean) & { errors?: Parameters<typeof detailsOf>[0] | null };
+type AnyHandler = (request: HandlerRequestParts, deps: HandlerDeps) => Promise<Result>;
+type Detail = ReturnType<typeof detailsOf>[number];
+
+/** What a handler receives; ../contract.ts types it per operation. */
+interface HandlerRequestParts {
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  header: Record<string, unknown>;
+  cookie: Record<string, unknown>;
+  body: unknown;
+}
+
+/** One request on its way through openapi-backend: the second argument of every handler. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  reqId: string;
+  /** The request as openapi-backend reads it; the body is set once it has been read. */
+  request: Request & { body?: unknown };
+}
 
 export interface ApiOptions {
   backend: OpenAPIBackend;
+  document: OpenApiDocument;
   handlers: Handlers;
   deps: HandlerDeps;
-  keys: { check(token: string | undefined): KeyVerdict };
+  keys: KeyChecker;
   responder: Responder;
   logger: Logger;
+  /** The API's base path (`/v1`), openapi-backend's apiRoot. */
   basePath: string;
 }
 
 export interface Api {
-  /** True when the URL is under the base path (on a segment boundary). */
-  owns(url: string): boolean;
+  /** True when the URL is under the API's base path. */
+  serves(url: string): boolean;
   handle(req: IncomingMessage, res: ServerResponse): void;
 }
 
-interface CompiledOperation {
-  operationId: string;
-  handler: AnyHandler;
-  /** openapi-backend's Ajv validators, compiled on the operation's first request (off start-up). */
-  validators(): Validator[];
-  coerce(where: Location, values: Record<string, unknown>): void;
-  /** Whether the operation declares a request body; a body sent to any other is refused unread. */
-  takesBody: boolean;
+/** A request answered before its handler: thrown out of openapi-backend's request pipeline. */
+class Refusal {
+  constructor(
+    readonly operationId: string | undefined,
+    readonly answer: BodyRefusal | { status: 400; code: 'validation_failed'; message: string; details: Detail[] } | undefined,
+  ) {}
 }
 
-/** body-parser's `verify` hook: its UTF-8 decoder would quietly turn bad bytes into U+FFFD. */
-function requireUtf8(_req: IncomingMessage, _res: ServerResponse, buffer: Buffer): void {
-  // body-parser reports what this throws as type 'entity.verify.failed'.
-  if (!isUtf8(buffer)) throw new Error('The request body is not valid UTF-8.');
-}
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-const CHALLENGE = 'Bearer realm="animal-store"';
-
-// body-parser is a plain Node middleware: it needs neither Express's request nor its response.
-// Compressed bodies are refused (415): a 64 KiB API has nothing to gain, and inflating invites bombs.
-const readJson = bodyParser.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json', inflate: false, verify: requireUtf8 }) as unknown as (
-  req: IncomingMessage,
-  res: ServerResponse,
-  next: (error?: unknown) => void,
-) => void;
-
-/**
- * For an answer given without reading the body. Closing right after it would make the kernel
- * reset the connection over the bytes the client is still sending, and a reset can destroy the
- * answer before the client reads it (nginx calls the cure a lingering close). So the rest of the
- * body is drained, read and dropped, never kept: if it ends within MAX_DRAIN_BYTES and DRAIN_MS
- * the connection serves on; otherwise the socket is destroyed, by when the client has had the
- * answer for a while.
- */
-function leaveUnread(req: IncomingMessage): void {
-  let drained = 0;
-  const cut = (): void => {
-    req.socket.destroy();
-  };
-  const timer = setTimeout(cut, DRAIN_MS);
-  timer.unref();
-  req.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > MAX_DRAIN_BYTES) cut();
-  });
-  req.once('end', () => clearTimeout(timer));
-  req.socket.once('close', () => clearTimeout(timer));
-}
-
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-/** The media type without parameters, lower-cased; '' when there is none. */
-function mediaType(req: IncomingMessage): string {
-  const header = req.headers['content-type'];
-  if (!header) return '';
-  const semicolon = header.indexOf(';');
-  return (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+/** Header and cookie parameters as the spec names them, picked from what openapi-backend parsed. */
+function declaredParameters(operation: Operation, where: 'header' | 'cookie', values: Record<string, unknown>): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const parameter of operation.parameters ?? []) {
+    if (!('in' in parameter) || parameter.in !== where) continue;
+    // openapi-backend lower-cases header names (they are case-insensitive); the spec's spelling is the handler's.
+    const value = values[where === 'header' ? parameter.name.toLowerCase() : parameter.name];
+    if (value !== undefined) picked[parameter.name] = value;
+  }
+  return picked;
 }
 
 export function createApi(options: ApiOptions): Api {
-  const { backend, responder, logger, basePath } = options;
+  const { backend, responder } = options;
   const handlerMap = options.handlers as unknown as Record<string, AnyHandler>;
 
-  const operations = backend.router.getOperations().map((operation: Operation) => {
-    const operationId = operation.operationId;
-    const handler = operationId ? handlerMap[operationId] : undefined;
-    if (!operationId || !handler) throw new Error(`No handler for ${operation.method.toUpperCase()} ${operation.path}`);
-    // Every operation is behind the bearer key, which the lane checks first; a public operation
-    // would need that check moved, so refuse to start rather than guard it silently.
-    const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-    if (schemes.length !== 1 || schemes[0] !== 'bearerApiKey') throw new Error(`${operationId}: only the bearerApiKey security scheme is supported`);
-    if (operation.parameters?.some((p) => 'in' in p && p.in === 'cookie')) throw new Error(`${operationId}: cookie parameters are not supported`);
-    let validators: Validator[] | undefined;
-    const compiled: CompiledOperation & { path: string; method: string } = {
-      operationId,
-      handler,
-      validators: () => (validators ??= (backend.validator.getRequestValidatorsForOperation(operationId) ?? []) as unknown as Validator[]),
-      coerce: compileCoercion(operation),
-      takesBody: operation.requestBody !== undefined,
-      path: operation.path,
-      method: operation.method,
-    };
-    return compiled;
-  });
-  const routes = compileRoutes(operations);
-
-  function refuse(res: ServerResponse, verdict: KeyVerdict, token: string | undefined): void {
-    // Nothing of the request is read past this point, so a bad key costs no body parsing.
-    res.setHeader('Connection', 'close');
-    if (verdict === 'unavailable') {
-      responder.sendError(res, 503, 'service_unavailable', 'API keys cannot be checked right now; retry later.', { headers: { 'Retry-After': '1' } });
-      return;
-    }
-    const challenge = token === undefined ? CHALLENGE : `${CHALLENGE}, error="invalid_token"`;
-    responder.sendError(res, 401, 'unauthorized', 'A valid API key is required.', { headers: { 'WWW-Authenticate': challenge } });
-  }
-
-  function tooLarge(res: ServerResponse): void {
-    leaveUnread(res.req);
-    responder.sendError(res, 413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
-  }
-
-  /** body-parser's errors, as the contract's Error bodies. */
-  function bodyError(res: ServerResponse, reqId: string, error: unknown): void {
-    switch ((error as { type?: unknown }).type) {
-      case 'entity.parse.failed':
-        responder.sendError(res, 400, 'invalid_json', 'The request body is not valid JSON.');
-        return;
-      case 'entity.verify.failed':
-        responder.sendError(res, 400, 'invalid_json', 'The request body is not valid UTF-8.');
-        return;
-      case 'entity.too.large':
-        tooLarge(res);
-        return;
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        responder.sendError(res, 415, 'unsupported_media_type', 'The request body must be uncompressed UTF-8 application/json.');
-        return;
-      case 'request.aborted':
-        return;
-      case 'request.size.invalid':
-        responder.sendError(res, 400, 'invalid_json', 'The request body is shorter than its Content-Length.');
-        return;
-    }
-    responder.failure(res, reqId, error);
-  }
-
-  async function run(res: ServerResponse, reqId: string, op: CompiledOperation, request: { path: Record<string, unknown>; query: Record<string, unknown>; body: unknown; headers: IncomingMessage['headers']; json: boolean }): Promise<void> {
-    op.coerce('path', request.path);
-    op.coerce('query', request.query);
-    // The shape openapi-backend's validators were compiled for; Ajv fills defaults in place.
-    const parameters: Record<string, unknown> = { path: request.path, query: request.query, header: request.headers, cookie: {} };
-    if (request.body !== undefined || request.json) parameters.requestBody = request.body;
-    let errors: Parameters<typeof detailsOf>[0] = [];
-    for (const validate of op.validators()) {
-      if (!validate(parameters)) errors = errors.concat(validate.errors ?? []);
-    }
-    if (errors.length > 0) {
-      const details = detailsOf(errors);
-      responder.sendError(res, 400, 'validation_failed', summarise(details), { operationId: op.operationId, details });
-      return;
-    }
+  const operationHandler = (handler: AnyHandler) => async (context: Context, exchange: Exchange) => {
+    const operation = context.operation;
+    const request = context.request;
+    let result: Result;
     try {
-      // The request was validated against this operation's schemas; the handler's type says so.
-      const result = await op.handler({ path: parameters.path, query: parameters.query, body: parameters.requestBody }, options.deps);
-      responder.send(res, op.operationId, result.status, result.body, result.headers ? { ...result.headers } : {});
+      result = await handler(
+      {
+        path: request.params,
+        query: request.query as Record<string, unknown>,
+        header: declaredParameters(operation, 'header', request.headers),
+        cookie: declaredParameters(operation, 'cookie', request.cookies),
+        body: request.requestBody,
+      },
+      options.deps,
+      );
     } catch (error) {
-      responder.failure(res, reqId, error, op.operationId);
+      responder.failure(exchange.res, exchange.reqId, error, operation.operationId);
+      return;
     }
+    responder.send(exchange.res, operation.operationId, result.status, result.body, result.headers ? { ...result.headers } : {});
+  };
+
+  /** The methods a path has, for a 405's Allow header: asked of openapi-backend's router. */
+  function allowedMethods(path: string): string[] {
+    return METHODS.filter((method) => backend.router.matchOperation({ method, path, headers: {} }) !== undefined).map((m) => m.toUpperCase());
   }
 
-  /** Reads a JSON body of at most MAX_BODY_BYTES, then runs the operation. */
-  function readBody(req: IncomingMessage, res: ServerResponse, reqId: string, op: CompiledOperation, json: boolean, start: (body: unknown) => void): void {
-    if (!json) {
-      leaveUnread(req);
-      responder.sendError(res, 415, 'unsupported_media_type', 'The request body must be application/json.', { operationId: op.operationId });
-      return;
-    }
-    // body-parser reads a refused body to its very end before it reports the refusal, so a
-    // 10 MB body would be read (or waited for) whole: answer a declared oversize at once, and
-    // an undeclared one (chunked) as soon as it passes the limit.
-    const length = req.headers['content-length'];
-    if (length !== undefined && Number(length) > MAX_BODY_BYTES) {
-      tooLarge(res);
-      return;
-    }
-    let received = 0;
-    const guard = (chunk: Buffer): void => {
-      received += chunk.length;
-      if (received <= MAX_BODY_BYTES) return;
-      req.off('data', guard);
-      tooLarge(res);
-    };
-    req.on('data', guard);
-    const holder = req as IncomingMessage & { body?: unknown };
-    readJson(req, res, (error) => {
-      req.off('data', guard);
-      if (res.headersSent) return;
-      if (error) bodyError(res, reqId, error);
-      else start(holder.body);
-    });
-  }
+  const operationHandlers: Record<string, (context: Context, exchange: Exchange) => Promise<void>> = {};
+  for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = operationHandler(handler);
+
+  backend.register({
+    ...operationHandlers,
+    notFound: (_context: Context, { res, request }: Exchange) => {
+      responder.sendError(res, 404, 'not_found', `No such path: ${redactApiKeys(request.path.split('?', 1)[0] ?? '')}`);
+    },
+    methodNotAllowed: (_context: Context, { res, request }: Exchange) => {
+      const path = request.path.split('?', 1)[0] ?? '';
+      const allow = allowedMethods(path).join(', ');
+      responder.sendError(res, 405, 'method_not_allowed', `${request.method} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
+    },
+    unauthorizedHandler: (context: Context, { res }: Exchange) => {
+      // Nothing of the body is read past this point, so a bad key costs no body parsing.
+      res.setHeader('Connection', 'close');
+      const answer = unauthorized(context);
+      responder.sendError(res, answer.status, answer.code, answer.message, { headers: answer.headers });
+    },
+    // Runs once security has passed (or the operation needs none), before validation: the body is read here.
+    postSecurityHandler: async (context: Context, exchange: Exchange) => {
+      const security = context.security as { authorized?: boolean } | undefined;
+      if (security?.authorized === false && (context.operation.security ?? []).length > 0) return;
+      if (!hasBody(exchange.req)) return;
+      const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
+      if (!requestBody) {
+        drain(exchange.req);
+        const details = [{ in: 'body' as const, field: '', message: 'is not allowed: this operation takes no request body' }];
+        throw new Refusal(context.operation.operationId, { status: 400, code: 'validation_failed', message: summarise(details), details });
+      }
+      const outcome = await readJsonBody(exchange.req, Object.keys(requestBody.content ?? {}));
+      if (!outcome.ok) throw new Refusal(context.operation.operationId, outcome.refusal);
+      exchange.request.body = outcome.value;
+    },
+    validationFail: (context: Context, { res }: Exchange) => {
+      const details = detailsOf(context.validation.errors ?? []);
+      responder.sendError(res, 400, 'validation_failed', summarise(details), { operationId: context.operation.operationId, details });
+    },
+    notImplemented: (context: Context, { res }: Exchange) => {
+      responder.sendError(res, 501, 'not_implemented', `${context.operation.operationId ?? 'This operation'} is in the contract but not implemented yet.`, { operationId: context.operation.operationId });
+    },
+  });
+  registerSecurityHandlers(backend, options.document, options.keys);
 
   return {
-    owns(url) {
-      return url.startsWith(basePath) && (url.length === basePath.length || url[basePath.length] === '/' || url[basePath.length] === '?');
+    serves(url) {
+      // The lane split of app.ts, on a segment boundary as openapi-backend's apiRoot (whose check is private).
+      const end = options.basePath.length;
+      return url.startsWith(options.basePath) && (url.length === end || url[end] === '/' || url[end] === '?');
     },
     handle(req, res) {
-      const reqId = beginResponse(req, res, logger);
-      const token = bearerToken(req.headers.authorization);
-      const verdict = options.keys.check(token);
-      if (verdict !== 'valid') {
-        refuse(res, verdict, token);
-        return;
-      }
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const path = (q === -1 ? url : url.slice(0, q)).slice(basePath.length) || '/';
-      const found = routes.match(req.method ?? 'GET', path);
-      const withBody = hasBody(req);
-      if (withBody && (found.kind !== 'operation' || !found.operation.takesBody)) leaveUnread(req);
-      if (found.kind === 'none') {
-        responder.sendError(res, 404, 'not_found', `No such path: ${redactApiKeys(basePath + path)}`);
-        return;
-      }
-      if (found.kind === 'method') {
-        const allow = found.allow.join(', ');
-        responder.sendError(res, 405, 'method_not_allowed', `${req.method ?? ''} is not allowed on ${redactApiKeys(basePath + path)}; use ${allow}.`, { headers: { Allow: allow } });
-        return;
-      }
-      const op = found.operation;
-      if (withBody && !op.takesBody) {
-        const details = [{ in: 'body' as const, field: '', message: 'is not allowed: this operation takes no request body' }];
-        responder.sendError(res, 400, 'validation_failed', summarise(details), { operationId: op.operationId, details });
-        return;
-      }
-      // A null-prototype object: `__proto__` in a query string is just an unknown parameter.
-      const query = q === -1 ? {} : parseQuery(url.slice(q + 1));
-      const json = mediaType(req) === 'application/json';
-      const start = (body: unknown): void => {
-        run(res, reqId, op, { path: found.params, query, body, headers: req.headers, json }).catch((error: unknown) => responder.failure(res, reqId, error));
-      };
-      if (withBody) readBody(req, res, reqId, op, json, start);
-      else start(undefined);
+      const reqId = beginResponse(req, res, options.logger);
+      // Node's header values are strings (or string[] for a repeated Set-Cookie-like header), never undefined.
+      const request: Exchange['request'] = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers as Request['headers'] };
+      const exchange: Exchange = { req, res, reqId, request };
+      backend.handleRequest(request, exchange).then(
+        () => {
+          // Whatever answered without reading a body it was sent (404, 405, 401) drains it.
+          if (!req.complete && hasBody(req) && req.readableFlowing !== true) drain(req);
+        },
+        (error: unknown) => {
+          if (!(error instanceof Refusal)) {
+            responder.failure(res, reqId, error);
+            return;
+          }
+          const answer = error.answer;
+          if (!answer) return; // the client went away mid-body
+          responder.sendError(res, answer.status, answer.code, answer.message, { operationId: error.operationId, details: 'details' in answer ? answer.details : undefined });
+        },
+      );
     },
   };
 }

@@ -49,9 +49,9 @@ function requestIdOf(res: ServerResponse): string {
 export function createApp(options: AppOptions): App {
   const { document, logger } = options;
   const basePath = basePathOf(document);
-  const backend = createOpenApiBackend(document, '/');
+  const backend = createOpenApiBackend(document, basePath);
   backend.init();
-  // Request validators compile on each operation's first request (./api.ts), not here: start-up
+  // Request validators compile on each operation's first request (openapi-backend's quick mode): start-up
   // stays short. Response validators are only for test and dev.
   if (options.validateResponses) {
     backend.validator.preCompileResponseValidators();
@@ -59,7 +59,7 @@ export function createApp(options: AppOptions): App {
   }
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
   const responder = createResponder(checker, deprecationHeaders(operationsOf(document)), logger);
-  const api = createApi({ backend, handlers: options.handlers, deps: options.deps, keys: options.keys, responder, logger, basePath });
+  const api = createApi({ backend, basePath, document, handlers: options.handlers, deps: options.deps, keys: options.keys, responder, logger });
 
   let web: Promise<RequestListener> | undefined;
   const loadWeb = () =>
@@ -80,7 +80,7 @@ export function createApp(options: AppOptions): App {
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
-    if (api.owns(url)) {
+    if (api.serves(url)) {
       api.handle(req, res);
       return;
     }

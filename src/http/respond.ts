@@ -48,13 +48,18 @@ export function beginResponse(req: IncomingMessage, res: ServerResponse, logger:
   return reqId;
 }
 
-/** Writes a JSON body with its length; nothing per request but the serialisation itself. */
+/** Writes a JSON body with its length (or none when `body` is undefined); nothing per request but the serialisation itself. */
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
-  const payload = Buffer.from(JSON.stringify(body), 'utf8');
   for (const name in headers) res.setHeader(name, headers[name] as string);
+  res.statusCode = status;
+  // A response the spec declares without content (204, say): no body, no media type.
+  if (body === undefined) {
+    res.end();
+    return;
+  }
+  const payload = Buffer.from(JSON.stringify(body), 'utf8');
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', payload.length);
-  res.statusCode = status;
   res.end(payload);
 }
 

@@ -8,6 +8,7 @@ import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
 import type { ErrorBody } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
+import { useCanonicalNumerals } from './numerals.js';
 
 // ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -31,14 +32,17 @@ export function newAjv(options: Record<string, unknown> = {}): Ajv2020 {
 }
 
 /**
- * A fresh Ajv for each validation context openapi-backend asks for. Nothing is coerced here:
- * query and path values are converted strictly before validation (./coerce.ts), and a JSON body
- * is never coerced, so `"categoryId": "3"` stays a 400. Defaults from the spec are applied.
+ * A fresh Ajv for each validation context openapi-backend asks for. Parameters are text on the
+ * wire, so Ajv converts them (a query `limit=5` becomes 5), but only from plain decimal
+ * (./numerals.ts); a JSON body is never coerced, so `"categoryId": "3"` stays a 400. Defaults
+ * from the spec are applied to parameters and bodies.
  */
 function ajvFor(options: Record<string, unknown>, context: ValidationContext): Ajv2020 {
   const isParams = context === ValidationContext.Params;
   const isBody = context === ValidationContext.RequestBody;
-  return newAjv({ ...options, coerceTypes: false, useDefaults: isParams || isBody });
+  const ajv = newAjv({ ...options, coerceTypes: isParams, useDefaults: isParams || isBody });
+  if (isParams) useCanonicalNumerals(ajv);
+  return ajv;
 }
 
 export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string): OpenAPIBackend {
@@ -52,7 +56,9 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
     strict: true,
     quick: true, // skips its own definition check, which applies the 3.0 meta-schema (redocly lint is our gate)
     validate: true,
-    coerceTypes: false,
+    // Keeps the converted parameters for the handlers (patches/ makes that hold for path,
+    // header and cookie parameters too, not only the query).
+    coerceTypes: true,
     customizeAjv: (_original, ajvOptions, context) => {
       let ajv = instances.get(context);
       if (!ajv) {
@@ -64,7 +70,8 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
   });
 }
 
-const LOCATIONS: Record<string, Detail['in']> = { requestBody: 'body', query: 'query', path: 'path', header: 'header' };
+// The contract's ErrorDetail has no `cookie`: a cookie is a request header, and its field says which.
+const LOCATIONS: Record<string, Detail['in']> = { requestBody: 'body', query: 'query', path: 'path', header: 'header', cookie: 'header' };
 
 /** Turns Ajv's errors into the contract's `details`: where, which field, what is wrong. */
 export function detailsOf(errors: readonly ErrorObject[]): Detail[] {
