@@ -39,8 +39,8 @@ interface Exchange {
   req: IncomingMessage;
   res: ServerResponse;
   reqId: string;
-  /** The request as openapi-backend reads it; the body is set once it has been read. */
-  request: Request & { body?: unknown };
+  /** The request as openapi-backend reads it. */
+  request: Request;
 }
 
 export interface ApiOptions {
@@ -146,7 +146,8 @@ export function createApi(options: ApiOptions): Api {
       }
       const outcome = await readJsonBody(exchange.req, Object.keys(requestBody.content ?? {}));
       if (!outcome.ok) throw new Refusal(context.operation.operationId, outcome.refusal);
-      exchange.request.body = outcome.value;
+      // openapi-backend validates (and fills defaults into) the request it parsed; see patches/.
+      context.request.requestBody = outcome.value;
     },
     validationFail: (context: Context, { res }: Exchange) => {
       const details = detailsOf(context.validation.errors ?? []);

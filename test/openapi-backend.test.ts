@@ -1,0 +1,116 @@
+/**
+ * What the server relies on openapi-backend for, with the project's Ajv setup and the patch in
+ * patches/ applied at install (patch-package): routing, parameter parsing for each style,
+ * coercion that reaches the handler in every location (upstream issue #144), strict decimal
+ * numerals (src/http/numerals.ts), and the operation list built once per definition.
+ * In process, no HTTP: a fake handler returns what openapi-backend hands it.
+ */
+import type { Context } from 'openapi-backend';
+import { describe, expect, it } from 'vitest';
+import type { OpenApiDocument } from '../src/spec.js';
+import { createOpenApiBackend, detailsOf } from '../src/http/validation.js';
+
+const integer = { type: 'integer', minimum: 1 };
+const document = {
+  openapi: '3.1.0',
+  info: { title: 't', version: '1' },
+  servers: [{ url: 'https://api.test.example/v1' }],
+  paths: {
+    '/things/{thingId}': {
+      parameters: [{ name: 'thingId', in: 'path', required: true, schema: integer }],
+      get: {
+        operationId: 'getThing',
+        parameters: [
+          { name: 'ids', in: 'query', style: 'form', explode: true, schema: { type: 'array', items: integer } },
+          { name: 'tags', in: 'query', style: 'form', explode: false, schema: { type: 'array', items: { type: 'string' } } },
+          { name: 'range', in: 'query', style: 'deepObject', explode: true, schema: { type: 'object', additionalProperties: false, properties: { min: integer, max: integer } } },
+          { name: 'ratio', in: 'query', schema: { type: 'number' } },
+          { name: 'X-Page-Size', in: 'header', schema: integer },
+          { name: 'session', in: 'cookie', schema: { type: 'string', pattern: '^[a-z]+$' } },
+          { name: 'flag', in: 'query', schema: { type: 'boolean' } },
+        ],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
+    '/things/special': { get: { operationId: 'getSpecial', responses: { '200': { description: 'ok' } } } },
+  },
+} as unknown as OpenApiDocument;
+
+type Seen = { operationId: string | undefined; params: unknown; query: unknown; headers: Record<string, unknown>; cookies: unknown } | { errors: ReturnType<typeof detailsOf> };
+
+function backend() {
+  const api = createOpenApiBackend(document, '/v1');
+  api.init();
+  const seen = (context: Context): Seen => ({
+    operationId: context.operation.operationId,
+    params: context.request.params,
+    query: context.request.query,
+    headers: context.request.headers as Record<string, unknown>,
+    cookies: context.request.cookies,
+  });
+  api.register({
+    getThing: seen,
+    getSpecial: seen,
+    validationFail: (context: Context): Seen => ({ errors: detailsOf(context.validation.errors ?? []) }),
+  });
+  return api;
+}
+
+const api = backend();
+const get = (path: string, headers: Record<string, string> = {}) => api.handleRequest({ method: 'GET', path, headers }) as Promise<Seen>;
+
+describe('openapi-backend as the router and parameter parser', () => {
+  it('routes the literal path before the template, and templates by their own segment', async () => {
+    expect(await get('/v1/things/special')).toMatchObject({ operationId: 'getSpecial' });
+    expect(await get('/v1/things/7')).toMatchObject({ operationId: 'getThing', params: { thingId: 7 } });
+  });
+
+  it('parses form arrays (exploded and not), deepObject, numbers and booleans, and coerces path, header and cookie values for the handler', async () => {
+    const seen = await get('/v1/things/3?ids=1&ids=2&tags=a,b&range[min]=1&range[max]=9&ratio=0.5&flag=true', { 'x-page-size': '25', cookie: 'session=abc' });
+    expect(seen).toMatchObject({
+      params: { thingId: 3 },
+      query: { ids: [1, 2], tags: ['a', 'b'], range: { min: 1, max: 9 }, ratio: 0.5, flag: true },
+      cookies: { session: 'abc' },
+    });
+    expect('headers' in seen && seen.headers['x-page-size']).toBe(25);
+  });
+
+  it('a single value of an array parameter is an array of one', async () => {
+    expect(await get('/v1/things/3?ids=4')).toMatchObject({ query: { ids: [4] } });
+  });
+
+  it('numbers only in plain decimal: 0x10, 1e1, +5, 01, " 5" and 1.0 are 400s naming the field, wherever the parameter is', async () => {
+    const cases: Array<[string, Record<string, string>, { in: string; field: string; message?: string }]> = [
+      ['/v1/things/0x10', {}, { in: 'path', field: 'thingId' }],
+      ['/v1/things/01', {}, { in: 'path', field: 'thingId' }],
+      ['/v1/things/1?ids=1&ids=1e1', {}, { in: 'query', field: 'ids.1' }],
+      ['/v1/things/1?range[min]=%2B5', {}, { in: 'query', field: 'range.min' }],
+      ['/v1/things/1?ratio=%205', {}, { in: 'query', field: 'ratio', message: 'must be number' }],
+      ['/v1/things/1', { 'x-page-size': '1.0' }, { in: 'header', field: 'x-page-size' }],
+    ];
+    for (const [path, headers, detail] of cases) {
+      const seen = await get(path, headers);
+      expect(seen, path).toEqual({ errors: expect.arrayContaining([expect.objectContaining({ message: 'must be integer', ...detail }) as unknown]) });
+    }
+    expect(await get('/v1/things/1?ratio=1.5e3')).toMatchObject({ query: { ratio: 1500 } });
+  });
+
+  it('a cookie that breaks its schema is a header detail that names the cookie', async () => {
+    const seen = await get('/v1/things/1', { cookie: 'session=ABC' });
+    expect(seen).toEqual({ errors: [expect.objectContaining({ in: 'header', field: 'session' })] });
+  });
+
+  it('patched: the operation list is built once per definition, and again when the definition changes', () => {
+    const first = api.router.getOperations();
+    expect(api.router.getOperations()).toBe(first);
+    const router = api.router as unknown as { definition: unknown };
+    const original = router.definition;
+    router.definition = { ...(original as object) };
+    try {
+      expect(api.router.getOperations()).not.toBe(first);
+      expect(api.router.getOperations().map((o) => o.operationId)).toEqual(first.map((o) => o.operationId));
+    } finally {
+      router.definition = original;
+    }
+  });
+});
