@@ -1,6 +1,8 @@
 /**
  * The lint gate bites: each custom rule of redocly.yaml (and the example check) reports a problem
- * when the spec breaks it, and the spec as committed has none.
+ * when the spec breaks it, and the spec as committed has none. The `animal-store/*` rules
+ * (spec/lint/rules.js) refuse what the server cannot parse, validate or serve, and name the
+ * operation concerned; what it does support lints clean.
  *
  * Each case copies spec/openapi.yaml to a temporary folder, applies one string replacement (which
  * must match exactly once, so a reworded spec cannot make a case silently test nothing), and runs
@@ -64,7 +66,8 @@ describe('redocly.yaml rules', () => {
     expect(summary(await lint(original))).toEqual([]);
   });
 
-  const CASES: { name: string; rule: string; pointer: string; from: string; to: string }[] = [
+  /** `names`: what the message must mention (the operation, the parameter or the scheme). */
+  const CASES: { name: string; rule: string; pointer: string; from: string; to: string; names?: string[] }[] = [
     {
       name: 'a. x-stability: alpha on an operation',
       rule: 'rule/stability-values',
@@ -87,11 +90,12 @@ describe('redocly.yaml rules', () => {
       to: '',
     },
     {
-      name: 'd. getPet without its 401 response',
-      rule: 'rule/operation-401-response',
+      name: 'd. getPet (secured by the root security) without its 401 response',
+      rule: 'animal-store/operation-401-response',
       pointer: '#/paths/~1pets~1{petId}/get/responses',
       from: "        '401':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n",
       to: "        '404':\n",
+      names: ['getPet', 'bearerApiKey'],
     },
     {
       name: 'e. a request example whose categoryId is "two"',
@@ -100,6 +104,91 @@ describe('redocly.yaml rules', () => {
       from: '                  categoryId: 2\n              withStatus:\n',
       to: '                  categoryId: two\n              withStatus:\n',
     },
+    {
+      name: 'g. a text/plain request body on createPet',
+      rule: 'animal-store/request-body-json',
+      pointer: '#/paths/~1pets/post/requestBody/content/text~1plain',
+      from: "        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n",
+      to: "        content:\n          text/plain:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n",
+      names: ['createPet', 'text/plain', 'only JSON bodies'],
+    },
+    {
+      name: 'h. an application/xml 200 response on getPet',
+      rule: 'animal-store/response-json',
+      pointer: '#/paths/~1pets~1{petId}/get/responses/200/content/application~1xml',
+      from: "            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n",
+      to: "            application/xml:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n",
+      names: ['getPet', 'application/xml'],
+    },
+    {
+      name: 'i. an array path parameter (petId)',
+      rule: 'animal-store/parameter-parseable',
+      pointer: '#/components/parameters/PetId',
+      from: "      schema:\n        $ref: '#/components/schemas/Id'\n      example: 1\n",
+      to: "      schema:\n        type: array\n        maxItems: 3\n        items:\n          $ref: '#/components/schemas/Id'\n      example: [1]\n",
+      names: ['getPet', '`petId`', 'array'],
+    },
+    {
+      name: 'j. a query parameter (limit) with style matrix',
+      rule: 'animal-store/parameter-parseable',
+      pointer: '#/components/parameters/Limit',
+      from: '      name: limit\n      in: query\n',
+      to: '      name: limit\n      in: query\n      style: matrix\n',
+      names: ['listPets', '`limit`', 'style matrix'],
+    },
+    {
+      name: 'k. style deepObject on a string query parameter (status)',
+      rule: 'animal-store/parameter-parseable',
+      pointer: '#/components/parameters/StatusFilter',
+      from: '      name: status\n      in: query\n',
+      to: '      name: status\n      in: query\n      style: deepObject\n',
+      names: ['listPets', '`status`', 'deepObject'],
+    },
+    {
+      name: 'l. a query parameter (cursor) with text/plain content',
+      rule: 'animal-store/parameter-parseable',
+      pointer: '#/components/parameters/Cursor',
+      from: "      schema:\n        type: string\n        minLength: 1\n        maxLength: 200\n        pattern: '^[A-Za-z0-9_.-]+$'\n      example: eyJhIjoyMH0.c2ln\n",
+      to: "      content:\n        text/plain:\n          schema:\n            type: string\n            minLength: 1\n            maxLength: 200\n            pattern: '^[A-Za-z0-9_.-]+$'\n          example: eyJhIjoyMH0.c2ln\n",
+      names: ['listPets', '`cursor`', 'text/plain'],
+    },
+    {
+      name: 'm. an exploded query array without maxItems (qs makes an object of more than 20 values)',
+      rule: 'animal-store/parameter-parseable',
+      pointer: '#/paths/~1pets/get/parameters/3',
+      from: "        - $ref: '#/components/parameters/Cursor'\n",
+      to: [
+        "        - $ref: '#/components/parameters/Cursor'",
+        '        - name: tag',
+        '          in: query',
+        '          description: Keeps only animals with at least one of these tags.',
+        '          schema:',
+        '            type: array',
+        '            items:',
+        '              type: string',
+        '              maxLength: 20',
+        '          example: [friendly, small]',
+        '',
+      ].join('\n'),
+      names: ['listPets', '`tag`', 'maxItems'],
+    },
+    {
+      name: 'n. an http basic security scheme',
+      rule: 'animal-store/security-scheme-supported',
+      pointer: '#/components/securitySchemes/bearerApiKey',
+      from: '      scheme: bearer\n',
+      to: '      scheme: basic\n',
+      names: ['`bearerApiKey`', 'http basic', 'getPet'],
+    },
+    {
+      // Redocly's own security-defined (recommended-strict) catches it; its pointer names the operation.
+      name: "o. getPet's security naming a scheme that components.securitySchemes lacks",
+      rule: 'security-defined',
+      pointer: '#/paths/~1pets~1{petId}/get/security/0/missingScheme',
+      from: '      x-replacement: GET /pets with the status filter\n',
+      to: '      x-replacement: GET /pets with the status filter\n      security:\n        - missingScheme: []\n',
+      names: ['`missingScheme`'],
+    },
   ];
 
   it.each(CASES.map((c) => [`${c.name} is reported as ${c.rule}`, c] as const))('%s', async (_name, c) => {
@@ -107,5 +196,78 @@ describe('redocly.yaml rules', () => {
     // Exactly the rule under test fires, at the place that was broken.
     expect(summary(problems)).toEqual([`${c.rule} at ${c.pointer}`]);
     expect(problems[0]?.severity).toBe('error');
+    for (const name of c.names ?? []) expect(problems[0]?.message).toContain(name);
+  });
+
+  // What the server supports lints clean.
+  const CLEAN: { name: string; from: string; to: string }[] = [
+    {
+      name: 'p. a public getPet (security: []) without a 401 response',
+      from: [
+        "        '401':",
+        "          $ref: '#/components/responses/Unauthorized'",
+        "        '404':",
+        "          $ref: '#/components/responses/NotFound'",
+        "        '500':",
+        "          $ref: '#/components/responses/InternalError'",
+        '        default:',
+        "          $ref: '#/components/responses/UnexpectedError'",
+        'components:',
+        '',
+      ].join('\n'),
+      to: [
+        "        '404':",
+        "          $ref: '#/components/responses/NotFound'",
+        "        '500':",
+        "          $ref: '#/components/responses/InternalError'",
+        '        default:',
+        "          $ref: '#/components/responses/UnexpectedError'",
+        '      security: []',
+        'components:',
+        '',
+      ].join('\n'),
+    },
+    {
+      name: 'q. listPets with an array query parameter (form, explode: true) and a deepObject object one',
+      from: "        - $ref: '#/components/parameters/Cursor'\n",
+      to: [
+        "        - $ref: '#/components/parameters/Cursor'",
+        '        - name: tag',
+        '          in: query',
+        '          required: false',
+        '          description: Keeps only animals with at least one of these tags.',
+        '          style: form',
+        '          explode: true',
+        '          schema:',
+        '            type: array',
+        '            maxItems: 10',
+        '            items:',
+        '              type: string',
+        '              maxLength: 20',
+        '          example: [friendly, small]',
+        '        - name: filter',
+        '          in: query',
+        '          required: false',
+        '          description: Keeps only animals whose fields have these values.',
+        '          style: deepObject',
+        '          explode: true',
+        '          schema:',
+        '            type: object',
+        '            additionalProperties: false',
+        '            properties:',
+        '              name:',
+        "                $ref: '#/components/schemas/PetName'",
+        '              categoryId:',
+        "                $ref: '#/components/schemas/CategoryId'",
+        '          example:',
+        '            name: Biscuit',
+        '            categoryId: 2',
+        '',
+      ].join('\n'),
+    },
+  ];
+
+  it.each(CLEAN.map((c) => [`${c.name} lints clean`, c] as const))('%s', async (_name, c) => {
+    expect(summary(await lint(mutate(c.from, c.to)))).toEqual([]);
   });
 });
