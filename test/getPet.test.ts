@@ -34,6 +34,12 @@ describeEachTarget('getPet: GET /pets/{petId} (deprecated)', (t) => {
     expect(await response.json()).toMatchObject({ code: 'validation_failed', status: 400, details: [{ in: 'path', field: 'petId' }] });
   });
 
+  it('400: a path that is not valid percent-encoding is a validation_failed Error, never a 500', async () => {
+    const response = await t().request('/pets/%E0%A4%A');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'validation_failed', status: 400, details: [{ in: 'path', field: '', message: 'is not valid percent-encoding' }] });
+  });
+
   it('decision: the largest id a client can hold, 2^53-1, is a valid id (404 here, not 400)', async () => {
     const response = await t().request('/pets/9007199254740991');
     expect(response.status).toBe(404);

@@ -176,6 +176,12 @@ export function createApi(options: ApiOptions): Api {
           if (!req.complete && hasBody(req) && req.readableFlowing !== true) drain(req);
         },
         (error: unknown) => {
+          if (error instanceof URIError) {
+            // openapi-backend's path parsing (bath-es5) decodes each segment and throws on a bad escape.
+            const details = [{ in: 'path' as const, field: '', message: 'is not valid percent-encoding' }];
+            responder.sendError(res, 400, 'validation_failed', summarise(details), { details });
+            return;
+          }
           if (!(error instanceof Refusal)) {
             responder.failure(res, reqId, error);
             return;
