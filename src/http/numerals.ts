@@ -10,10 +10,11 @@ import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
 
 export const CANONICAL_NUMERALS = 'x-canonical-numerals';
 
-const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
-const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+const PATTERNS = {
+  integer: /^-?(?:0|[1-9][0-9]*)$/,
+  number: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/,
+};
 const LOCATIONS = ['path', 'query', 'header', 'cookie'] as const;
-type Resolve = (schema: Schema | undefined) => Schema | undefined;
 
 type Schema = {
   $ref?: unknown;
@@ -22,24 +23,31 @@ type Schema = {
   properties?: Record<string, unknown>;
   allOf?: unknown[];
 };
+type Resolve = (schema: unknown) => Schema | undefined;
+/** Checks one value (at JSON pointer `path`) against what was compiled from its schema. */
+type Check = (value: unknown, path: string, errors: ErrorObject[]) => void;
 
 function asSchema(value: unknown): Schema | undefined {
   return typeof value === 'object' && value !== null ? (value as Schema) : undefined;
+}
+
+function pointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /**
  * openapi-backend compiles its parameter schema through a `decycle` that replaces every repeated
  * object (a schema two parameters share) by a local `$ref`: follow those pointers from the root.
  */
-function resolver(root: Schema): (schema: Schema | undefined) => Schema | undefined {
-  return function resolve(schema) {
+function resolver(root: Schema): Resolve {
+  return function resolve(value) {
+    const schema = asSchema(value);
     if (typeof schema?.$ref !== 'string' || !schema.$ref.startsWith('#')) return schema;
     let target: unknown = root;
     for (const segment of schema.$ref.slice(2).split('/')) {
-      if (segment === '') continue;
-      target = asSchema(target)?.[decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~') as keyof Schema];
+      if (segment !== '') target = asSchema(target)?.[decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~') as keyof Schema];
     }
-    return resolve(asSchema(target));
+    return resolve(target);
   };
 }
 
@@ -50,57 +58,70 @@ function numericType(schema: Schema, resolve: Resolve): 'integer' | 'number' | u
   if (types.includes('integer')) return 'integer';
   if (types.includes('number')) return 'number';
   for (const part of schema.allOf ?? []) {
-    const inner = resolve(asSchema(part));
+    const inner = resolve(part);
     const found = inner && numericType(inner, resolve);
     if (found) return found;
   }
   return undefined;
 }
 
-function pointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-/** Collects an error for each value under `path` that is non-canonical text for a numeric schema. */
-function check(value: unknown, given: Schema | undefined, path: string, errors: ErrorObject[], resolve: Resolve): void {
+/** A check for values of `given`, or undefined when nothing in it can be a number. */
+function compileCheck(given: unknown, resolve: Resolve, depth = 0): Check | undefined {
   const schema = resolve(given);
-  if (!schema) return;
-  if (typeof value === 'string') {
-    const type = numericType(schema, resolve);
-    if (type && !(type === 'integer' ? INTEGER : NUMBER).test(value)) {
-      errors.push({ keyword: 'type', instancePath: path, schemaPath: `#/${CANONICAL_NUMERALS}`, params: { type }, message: `must be ${type}` });
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach((item, i) => check(item, asSchema(schema.items), `${path}/${i}`, errors, resolve));
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [name, item] of Object.entries(value)) check(item, asSchema(schema.properties?.[name]), `${path}/${pointer(name)}`, errors, resolve);
+  // Parameters are flat (npm run lint says so); the bound only stops a recursive schema.
+  if (!schema || depth > 8) return undefined;
+  const type = numericType(schema, resolve);
+  const items = schema.items === undefined ? undefined : compileCheck(schema.items, resolve, depth + 1);
+  const properties = new Map<string, Check>();
+  for (const [name, sub] of Object.entries(schema.properties ?? {})) {
+    const check = compileCheck(sub, resolve, depth + 1);
+    if (check) properties.set(name, check);
   }
+  if (!type && !items && properties.size === 0) return undefined;
+  return (value, path, errors) => {
+    if (typeof value === 'string') {
+      if (type && !PATTERNS[type].test(value)) {
+        errors.push({ keyword: 'type', instancePath: path, schemaPath: `#/${CANONICAL_NUMERALS}`, params: { type }, message: `must be ${type}` });
+      }
+    } else if (Array.isArray(value)) {
+      if (items) value.forEach((item, i) => items(item, `${path}/${i}`, errors));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [name, check] of properties) {
+        if (name in value) check((value as Record<string, unknown>)[name], `${path}/${pointer(name)}`, errors);
+      }
+    }
+  };
 }
 
 /**
  * Adds the keyword to `ajv`, and makes every schema it compiles carry it at the root: the
  * parameter schemas openapi-backend builds have `path`, `query`, `header` and `cookie` there.
+ * What to check is worked out once per schema; a request pays one test per numeric value.
  */
 export function useCanonicalNumerals(ajv: Ajv2020): void {
-  const validate = (_enabled: unknown, data: unknown, parentSchema?: unknown): boolean => {
-    const errors: ErrorObject[] = [];
-    const root = asSchema(parentSchema);
-    if (!root) return true;
-    const resolve = resolver(root);
-    const values = data as Record<string, unknown>;
-    for (const location of LOCATIONS) {
-      const container = resolve(asSchema(root.properties?.[location]));
-      const given = values[location];
-      if (!container?.properties || typeof given !== 'object' || given === null) continue;
-      for (const [name, schema] of Object.entries(container.properties)) {
-        if (name in given) check((given as Record<string, unknown>)[name], asSchema(schema), `/${location}/${pointer(name)}`, errors, resolve);
+  ajv.addKeyword({
+    keyword: CANONICAL_NUMERALS,
+    type: 'object',
+    before: 'properties',
+    errors: true,
+    compile(_enabled: unknown, parentSchema: object) {
+      const root = parentSchema as Schema;
+      const resolve = resolver(root);
+      const checks: Array<[location: string, check: Check]> = [];
+      for (const location of LOCATIONS) {
+        const check = compileCheck(root.properties?.[location], resolve);
+        if (check) checks.push([location, check]);
       }
-    }
-    validate.errors = errors;
-    return errors.length === 0;
-  };
-  validate.errors = [] as ErrorObject[];
-  ajv.addKeyword({ keyword: CANONICAL_NUMERALS, type: 'object', before: 'properties', errors: true, validate });
+      const validate = (data: Record<string, unknown>): boolean => {
+        const errors: ErrorObject[] = [];
+        for (const [location, check] of checks) check(data[location], `/${location}`, errors);
+        validate.errors = errors;
+        return errors.length === 0;
+      };
+      validate.errors = [] as ErrorObject[];
+      return validate;
+    },
+  });
   const compile = ajv.compile.bind(ajv);
   ajv.compile = ((schema: object, meta?: boolean) => compile({ ...schema, [CANONICAL_NUMERALS]: true }, meta)) as typeof ajv.compile;
 }
