@@ -2,19 +2,23 @@
  * The breaking-change gate bites: scripts/breaking.ts fails with one `BREAKING:` line naming each
  * break of the contract, lets additive changes through, and passes the spec as it is.
  *
- * Each case copies spec/openapi.yaml to a temporary folder and applies string replacements (each
- * must match exactly once, so a reworded spec cannot make a case silently test nothing). The
- * mutated copies are bundled by one `redocly bundle` call, then the gate runs on each, two at a
- * time, with `--spec <mutated.json> --against <unmodified.json>`: the cases do not depend on what
+ * Each case parses spec/openapi.yaml, changes the parsed document and writes the copy to a
+ * temporary folder. Each edit first checks the value it replaces or removes, so a reworded spec
+ * cannot make a case silently test nothing; what a case adds has a generated name, so the spec
+ * gaining a field, parameter or operation of its own cannot collide with it; and an edit reaches
+ * its node by its path, so an unrelated addition to the spec changes no case. The mutated copies
+ * are bundled by one `redocly bundle` call, then the gate runs on each, two at a time, with `--spec <mutated.json> --against <unmodified.json>`: the cases do not depend on what
  * spec/released/ holds. A few cases hand the gate YAML, so its own bundling is proven too.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNode, isSeq, parseDocument, type Document } from 'yaml';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const redocly = join(root, 'node_modules', '.bin', 'redocly');
@@ -23,39 +27,118 @@ const tmp = mkdtempSync(join(tmpdir(), 'animal-store-breaking-'));
 const yamlDir = join(tmp, 'yaml');
 const jsonDir = join(tmp, 'json');
 
-/** `from` is replaced by `to`; `from` must occur exactly once in the text at that point. */
-type Edit = readonly [from: string, to: string];
+/**
+ * One change to the parsed spec. Each edit checks what it changes first (the value it replaces,
+ * the node it removes, the absence of what it adds), so a reworded spec cannot make a case
+ * silently test nothing, while an unrelated addition to the spec (a new field, operation or
+ * parameter) leaves every case as it was.
+ */
+type Edit = (doc: Document) => void;
+type Path = readonly (string | number)[];
 
-/** The exact text from `start` up to (not including) `end`, each occurring once: to cut a block. */
-function between(start: string, end: string): string {
-  const count = (s: string) => original.split(s).length - 1;
-  if (count(start) !== 1 || count(end) !== 1) throw new Error(`between(): anchors occur ${count(start)} and ${count(end)} times, expected once each`);
-  const from = original.indexOf(start);
-  return original.slice(from, original.indexOf(end, from));
+const where = (path: Path) => path.map(String).join(' → ');
+const plain = (doc: Document, path: Path): unknown => {
+  const node = doc.getIn(path);
+  return isNode(node) ? node.toJSON() : node;
+};
+
+/** The value at `path` must be `from`; it becomes `to`. */
+const change =
+  (path: Path, from: unknown, to: unknown): Edit =>
+  (doc) => {
+    const now = plain(doc, path);
+    if (!isDeepStrictEqual(now, from)) throw new Error(`spec/openapi.yaml: ${where(path)} is ${JSON.stringify(now)}, this case expects ${JSON.stringify(from)}`);
+    doc.setIn(path, doc.createNode(to));
+  };
+
+/** `path` must exist (and hold `value`, when given); it is removed. */
+const remove =
+  (path: Path, ...value: [unknown?]): Edit =>
+  (doc) => {
+    if (!doc.hasIn(path)) throw new Error(`spec/openapi.yaml has no ${where(path)}`);
+    const now = plain(doc, path);
+    if (value.length > 0 && !isDeepStrictEqual(now, value[0])) throw new Error(`spec/openapi.yaml: ${where(path)} is ${JSON.stringify(now)}, this case expects ${JSON.stringify(value[0])}`);
+    doc.deleteIn(path);
+  };
+
+/** `path` must not exist; it is added with `value`. */
+const add =
+  (path: Path, value: unknown): Edit =>
+  (doc) => {
+    if (doc.hasIn(path)) throw new Error(`spec/openapi.yaml already has ${where(path)}`);
+    doc.setIn(path, doc.createNode(value));
+  };
+
+/** The list at `path` must hold exactly one item equal to `item`; it is removed. */
+const removeItem =
+  (path: Path, item: unknown): Edit =>
+  (doc) => {
+    const list = plain(doc, path);
+    const found = Array.isArray(list) ? list.flatMap((x, i) => (isDeepStrictEqual(x, item) ? [i] : [])) : [];
+    if (found.length !== 1) throw new Error(`spec/openapi.yaml: ${where(path)} holds ${JSON.stringify(item)} ${found.length} times, expected once`);
+    doc.deleteIn([...path, found[0] as number]);
+  };
+
+/** The list at `path` gets `item` at its end. */
+const append =
+  (path: Path, item: unknown): Edit =>
+  (doc) => {
+    const list = doc.getIn(path);
+    if (!isSeq(list)) throw new Error(`spec/openapi.yaml: ${where(path)} is not a list`);
+    list.add(doc.createNode(item));
+  };
+
+/** Moves the operation at `from` (path, method) to `to`; a path left without operations goes. */
+const moveOperation =
+  (from: readonly [string, string], to: readonly [string, string]): Edit =>
+  (doc) => {
+    const op = plain(doc, ['paths', ...from]);
+    remove(['paths', ...from])(doc);
+    add(['paths', ...to], op)(doc);
+    removeEmptyPath(doc, from[0]);
+  };
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+function removeEmptyPath(doc: Document, path: string): void {
+  const item = plain(doc, ['paths', path]) as Record<string, unknown> | undefined;
+  if (item && !Object.keys(item).some((k) => HTTP_METHODS.includes(k))) doc.deleteIn(['paths', path]);
 }
 
 function mutate(edits: readonly Edit[]): string {
-  let text = original;
-  for (const [from, to] of edits) {
-    const count = text.split(from).length - 1;
-    if (count !== 1) throw new Error(`The mutation's anchor occurs ${count} times in spec/openapi.yaml, expected once:\n${from}`);
-    text = text.replace(from, () => to);
-  }
-  return text;
+  const doc = parseDocument(original);
+  if (doc.errors.length > 0) throw new Error(`spec/openapi.yaml does not parse: ${doc.errors.map((e) => e.message).join('; ')}`);
+  for (const edit of edits) edit(doc);
+  // These options write the unmodified spec back byte for byte.
+  return doc.toString({ flowCollectionPadding: false, lineWidth: 0 });
 }
 
-// Edits used by several cases.
-const REMOVE_NEWPET_STATUS: Edit = [
-  "        status:\n          description: Availability of the new animal; `available` when omitted.\n          default: available\n          allOf:\n            - $ref: '#/components/schemas/PetStatus'\n",
-  '',
-];
-const REQUIRE_LIMIT: Edit = ['      required: false\n      description: Maximum number of animals returned.\n', '      required: true\n      description: Maximum number of animals returned.\n'];
-const NARROW_STATUS_FILTER: Edit = [
-  "      schema:\n        $ref: '#/components/schemas/PetStatus'\n      example: available\n",
-  '      schema:\n        type: string\n        enum: [available, pending]\n      example: available\n',
-];
-const REQUEST_BODY_REQUIRED = '      requestBody:\n        required: true\n';
-const CURSOR_PATTERN = "        pattern: '^[A-Za-z0-9_.-]+$'\n";
+/**
+ * Names that cannot be in the spec: what a case adds is new whatever the spec gains later
+ * (a property, a parameter, an operation of the same name would collide with a fixed one).
+ */
+const unique = (prefix: string) => `${prefix}${randomBytes(4).toString('hex')}`;
+const NEW_REQUEST_PROPERTY = unique('probeRequest');
+const NEW_RESPONSE_PROPERTY = unique('probeResponse');
+const NEW_REQUIRED_PARAMETER = unique('probeRequired');
+const NEW_OPTIONAL_PARAMETER = unique('probeOptional');
+const NEW_OPERATION = unique('probeOperation');
+
+// Places used by several cases.
+const SCHEMAS = ['components', 'schemas'] as const;
+const PARAMETERS = ['components', 'parameters'] as const;
+const LIST_PETS = ['paths', '/pets', 'get'] as const;
+const CREATE_PET = ['paths', '/pets', 'post'] as const;
+const GET_PET = ['paths', '/pets/{petId}', 'get'] as const;
+
+const NEWPET_STATUS = {
+  description: 'Availability of the new animal; `available` when omitted.',
+  default: 'available',
+  allOf: [{ $ref: '#/components/schemas/PetStatus' }],
+};
+const REMOVE_NEWPET_STATUS = remove([...SCHEMAS, 'NewPet', 'properties', 'status'], NEWPET_STATUS);
+const REQUIRE_LIMIT = change([...PARAMETERS, 'Limit', 'required'], false, true);
+const NARROW_STATUS_FILTER = change([...PARAMETERS, 'StatusFilter', 'schema'], { $ref: '#/components/schemas/PetStatus' }, { type: 'string', enum: ['available', 'pending'] });
+const CURSOR_PATTERN = [...PARAMETERS, 'Cursor', 'schema', 'pattern'] as const;
 
 interface Case {
   name: string;
@@ -77,32 +160,32 @@ const startsWithEach = (prefixes: string[]) => (lines: string[]) => {
 const BREAKS: Case[] = [
   {
     name: 'an operation removed',
-    edits: () => [[between('  /pets/{petId}:\n', 'components:\n'), '']],
+    edits: () => [remove(GET_PET), (doc) => removeEmptyPath(doc, '/pets/{petId}')],
     expected: ['GET /pets/{petId}: operation "getPet" removed'],
   },
   {
     name: 'an operation moved to another path',
-    edits: () => [['  /pets/{petId}:\n', '  /animals/{petId}:\n']],
+    edits: () => [moveOperation(['/pets/{petId}', 'get'], ['/animals/{petId}', 'get'])],
     expected: ['GET /pets/{petId}: operation "getPet" removed (it is now GET /animals/{petId})'],
   },
   {
     name: 'an operation moved to another method',
-    edits: () => [['    post:\n      operationId: createPet\n', '    put:\n      operationId: createPet\n']],
+    edits: () => [moveOperation(['/pets', 'post'], ['/pets', 'put'])],
     expected: ['POST /pets: operation "createPet" removed (it is now PUT /pets)'],
   },
   {
     name: 'an operationId renamed',
-    edits: () => [['      operationId: listPets\n', '      operationId: listAnimals\n']],
+    edits: () => [change([...LIST_PETS, 'operationId'], 'listPets', 'listAnimals')],
     expected: ['GET /pets: operationId changed from "listPets" to "listAnimals"'],
   },
   {
     name: 'a parameter removed',
-    edits: () => [["        - $ref: '#/components/parameters/Cursor'\n", '']],
+    edits: () => [removeItem([...LIST_PETS, 'parameters'], { $ref: '#/components/parameters/Cursor' })],
     expected: ['GET /pets: query parameter "cursor" removed'],
   },
   {
     name: 'a parameter renamed',
-    edits: () => [['      name: limit\n', '      name: pageSize\n']],
+    edits: () => [change([...PARAMETERS, 'Limit', 'name'], 'limit', 'pageSize')],
     expected: ['GET /pets: query parameter "limit" removed (or renamed: query parameter "pageSize" is new)'],
   },
   {
@@ -112,10 +195,7 @@ const BREAKS: Case[] = [
   },
   {
     name: 'a required response property removed',
-    edits: () => [
-      ['      required: [id, name, categoryId, status]\n', '      required: [id, name, categoryId]\n'],
-      ["        status:\n          $ref: '#/components/schemas/PetStatus'\n    Pets:\n", '    Pets:\n'],
-    ],
+    edits: () => [removeItem([...SCHEMAS, 'Pet', 'required'], 'status'), remove([...SCHEMAS, 'Pet', 'properties', 'status'], { $ref: '#/components/schemas/PetStatus' })],
     expected: [
       'GET /pets: response body property "[].status" removed (response 200)',
       'POST /pets: response body property "status" removed (response 201)',
@@ -124,9 +204,7 @@ const BREAKS: Case[] = [
   },
   {
     name: 'an optional response property removed',
-    edits: () => [
-      ["        details:\n          description: For a 400, each offending field.\n          type: array\n          items:\n            $ref: '#/components/schemas/ErrorDetail'\n", ''],
-    ],
+    edits: () => [remove([...SCHEMAS, 'Error', 'properties', 'details'])],
     expected: startsWithEach([
       'GET /pets: response body property "details" removed (responses 400, 401, ',
       'POST /pets: response body property "details" removed (responses 400, 401, ',
@@ -135,7 +213,7 @@ const BREAKS: Case[] = [
   },
   {
     name: 'a request property newly required',
-    edits: () => [['      required: [name, categoryId]\n', '      required: [name, categoryId, status]\n']],
+    edits: () => [append([...SCHEMAS, 'NewPet', 'required'], 'status')],
     expected: ['POST /pets: request body property "status" is now required'],
   },
   {
@@ -145,17 +223,17 @@ const BREAKS: Case[] = [
   },
   {
     name: 'a required parameter added',
-    edits: () => [["        - $ref: '#/components/parameters/Cursor'\n", "        - $ref: '#/components/parameters/Cursor'\n        - name: q\n          in: query\n          required: true\n          schema:\n            type: string\n"]],
-    expected: ['GET /pets: query parameter "q" added as required'],
+    edits: () => [append([...LIST_PETS, 'parameters'], { name: NEW_REQUIRED_PARAMETER, in: 'query', required: true, schema: { type: 'string' } })],
+    expected: [`GET /pets: query parameter "${NEW_REQUIRED_PARAMETER}" added as required`],
   },
   {
     name: 'the type of a parameter changed',
-    edits: () => [['      description: Maximum number of animals returned.\n      schema:\n        type: integer\n', '      description: Maximum number of animals returned.\n      schema:\n        type: string\n']],
+    edits: () => [change([...PARAMETERS, 'Limit', 'schema', 'type'], 'integer', 'string')],
     expected: ['GET /pets: query parameter "limit" type changed from integer to string'],
   },
   {
     name: 'the type of a body property changed (request and responses; its bounds are not repeated)',
-    edits: () => [['like every identifier.\n      type: integer\n', 'like every identifier.\n      type: string\n']],
+    edits: () => [change([...SCHEMAS, 'CategoryId', 'type'], 'integer', 'string')],
     expected: [
       'POST /pets: request body property "categoryId" type changed from integer to string',
       'GET /pets: response body property "[].categoryId" type changed from integer to string (response 200)',
@@ -165,17 +243,17 @@ const BREAKS: Case[] = [
   },
   {
     name: 'a format changed (int64 to int32 narrows the path parameter; responses only narrow)',
-    edits: () => [['      format: int64\n      minimum: 1\n      maximum: 9007199254740991\n      examples: [1]\n', '      format: int32\n      minimum: 1\n      maximum: 9007199254740991\n      examples: [1]\n']],
+    edits: () => [change([...SCHEMAS, 'Id', 'format'], 'int64', 'int32')],
     expected: ['GET /pets/{petId}: path parameter "petId" format changed from "int64" to "int32"'],
   },
   {
     name: 'an enum narrowed (PetStatus: the status filter and the request body; responses only narrow)',
-    edits: () => [['      enum: [available, pending, sold]\n', '      enum: [available, pending]\n']],
+    edits: () => [change([...SCHEMAS, 'PetStatus', 'enum'], ['available', 'pending', 'sold'], ['available', 'pending'])],
     expected: ['GET /pets: query parameter "status" enum value "sold" removed', 'POST /pets: request body property "status" enum value "sold" removed'],
   },
   {
     name: 'an enum widened in responses (a new ErrorCode an old client cannot know)',
-    edits: () => [['        - service_unavailable\n      examples:', '        - service_unavailable\n        - rate_limited\n      examples:']],
+    edits: () => [append([...SCHEMAS, 'ErrorCode', 'enum'], 'rate_limited')],
     expected: startsWithEach([
       'GET /pets: response body property "code" enum value "rate_limited" added (responses 400, ',
       'POST /pets: response body property "code" enum value "rate_limited" added (responses 400, ',
@@ -184,56 +262,56 @@ const BREAKS: Case[] = [
   },
   {
     name: 'a maximum lowered',
-    edits: () => [['        maximum: 100\n', '        maximum: 50\n']],
+    edits: () => [change([...PARAMETERS, 'Limit', 'schema', 'maximum'], 100, 50)],
     expected: ['GET /pets: query parameter "limit" maximum lowered from 100 to 50'],
   },
   {
     name: 'a minimum raised',
-    edits: () => [['like every identifier.\n      type: integer\n      format: int64\n      minimum: 1\n', 'like every identifier.\n      type: integer\n      format: int64\n      minimum: 10\n']],
+    edits: () => [change([...SCHEMAS, 'CategoryId', 'minimum'], 1, 10)],
     expected: ['POST /pets: request body property "categoryId" minimum raised from 1 to 10'],
   },
   {
     name: 'a maxLength lowered',
-    edits: () => [['      maxLength: 255\n', '      maxLength: 100\n']],
+    edits: () => [change([...SCHEMAS, 'PetName', 'maxLength'], 255, 100)],
     expected: ['POST /pets: request body property "name" maxLength lowered from 255 to 100'],
   },
   {
     name: 'a minLength raised',
-    edits: () => [['      minLength: 1\n      maxLength: 255\n', '      minLength: 2\n      maxLength: 255\n']],
+    edits: () => [change([...SCHEMAS, 'PetName', 'minLength'], 1, 2)],
     expected: ['POST /pets: request body property "name" minLength raised from 1 to 2'],
   },
   {
     name: 'a pattern changed',
-    edits: () => [[CURSOR_PATTERN, "        pattern: '^[A-Za-z0-9]+$'\n"]],
+    edits: () => [change(CURSOR_PATTERN, '^[A-Za-z0-9_.-]+$', '^[A-Za-z0-9]+$')],
     expected: ["GET /pets: query parameter \"cursor\" pattern changed from '^[A-Za-z0-9_.-]+$' to '^[A-Za-z0-9]+$'"],
   },
   {
     name: 'a pattern added (the old contract had none)',
     reversed: true,
-    edits: () => [[CURSOR_PATTERN, '']],
+    edits: () => [remove(CURSOR_PATTERN, '^[A-Za-z0-9_.-]+$')],
     expected: ["GET /pets: query parameter \"cursor\" pattern '^[A-Za-z0-9_.-]+$' added"],
   },
   {
     name: 'a response status removed',
-    edits: () => [["          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/NotFound'\n", "          $ref: '#/components/responses/Unauthorized'\n"]],
+    edits: () => [remove([...GET_PET, 'responses', '404'], { $ref: '#/components/responses/NotFound' })],
     expected: ['GET /pets/{petId}: response 404 removed'],
   },
   {
     name: 'a request body newly required (the old contract had it optional)',
     reversed: true,
-    edits: () => [[REQUEST_BODY_REQUIRED, '      requestBody:\n        required: false\n']],
+    edits: () => [change([...CREATE_PET, 'requestBody', 'required'], true, false)],
     expected: ['POST /pets: request body is now required'],
   },
   {
     name: 'a required request body added (the old contract had none)',
     reversed: true,
-    edits: () => [[between(REQUEST_BODY_REQUIRED, '      responses:\n        \'201\':\n'), '']],
+    edits: () => [remove([...CREATE_PET, 'requestBody'])],
     expected: ['POST /pets: request body added as required'],
   },
   {
     name: 'a response header no longer always sent (the old contract had Link required)',
     reversed: true,
-    edits: () => [['              required: false\n              schema:\n                type: string\n', '              required: true\n              schema:\n                type: string\n']],
+    edits: () => [change([...LIST_PETS, 'responses', '200', 'headers', 'Link', 'required'], false, true)],
     expected: ['GET /pets: response header "Link" is no longer always sent (response 200)'],
   },
   {
@@ -248,42 +326,53 @@ const BREAKS: Case[] = [
   },
 ];
 
+/** A response status getPet does not declare yet, for a case that adds one. */
+const undeclaredStatus = (doc: Document) => ['403', '409', '422', '429', '451'].find((s) => !doc.hasIn([...GET_PET, 'responses', s]));
+
 const PASSES: Case[] = [
   { name: 'the unmodified spec, as YAML', yaml: true, edits: () => [], expected: [] },
   {
     name: 'an optional request property added',
-    edits: () => [["        categoryId:\n          $ref: '#/components/schemas/CategoryId'\n        status:\n          description:", "        categoryId:\n          $ref: '#/components/schemas/CategoryId'\n        nickname:\n          type: string\n          maxLength: 50\n        status:\n          description:"]],
+    edits: () => [add([...SCHEMAS, 'NewPet', 'properties', NEW_REQUEST_PROPERTY], { type: 'string', maxLength: 50 })],
     expected: [],
   },
   {
     name: 'an optional response property added',
-    edits: () => [["        status:\n          $ref: '#/components/schemas/PetStatus'\n    Pets:\n", "        status:\n          $ref: '#/components/schemas/PetStatus'\n        nickname:\n          type: string\n    Pets:\n"]],
+    edits: () => [add([...SCHEMAS, 'Pet', 'properties', NEW_RESPONSE_PROPERTY], { type: 'string' })],
     expected: [],
   },
   {
     name: 'an operation added',
     edits: () => [
-      [
-        '  /pets/{petId}:\n    get:\n',
-        "  /pets/{petId}:\n    delete:\n      operationId: deletePet\n      summary: Delete an animal\n      parameters:\n        - $ref: '#/components/parameters/PetId'\n      responses:\n        '204':\n          description: Deleted.\n        '401':\n          $ref: '#/components/responses/Unauthorized'\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n    get:\n",
-      ],
+      add(['paths', `/${NEW_OPERATION}/{petId}`], {
+        delete: {
+          operationId: NEW_OPERATION,
+          summary: 'Delete an animal',
+          parameters: [{ $ref: '#/components/parameters/PetId' }],
+          responses: {
+            '204': { description: 'Deleted.' },
+            '401': { $ref: '#/components/responses/Unauthorized' },
+            default: { $ref: '#/components/responses/UnexpectedError' },
+          },
+        },
+      }),
     ],
     expected: [],
   },
   {
     name: 'a request widened: an optional parameter added, a maximum raised, a status added',
     edits: () => [
-      ["        - $ref: '#/components/parameters/Cursor'\n", "        - $ref: '#/components/parameters/Cursor'\n        - name: q\n          in: query\n          schema:\n            type: string\n            maxLength: 50\n"],
-      ['        maximum: 100\n', '        maximum: 200\n'],
-      ["        '404':\n          $ref: '#/components/responses/NotFound'\n", "        '403':\n          $ref: '#/components/responses/Unauthorized'\n        '404':\n          $ref: '#/components/responses/NotFound'\n"],
+      append([...LIST_PETS, 'parameters'], { name: NEW_OPTIONAL_PARAMETER, in: 'query', schema: { type: 'string', maxLength: 50 } }),
+      change([...PARAMETERS, 'Limit', 'schema', 'maximum'], 100, 200),
+      (doc) => add([...GET_PET, 'responses', undeclaredStatus(doc) ?? 'none free'], { $ref: '#/components/responses/Unauthorized' })(doc),
     ],
     expected: [],
   },
   {
     name: 'a response narrowed: an enum value removed, a maxLength added (clients get fewer values)',
     edits: () => [
-      ['          enum: [body, query, path, header]\n', '          enum: [body, query, path]\n'],
-      ['          description: What is wrong with it.\n          type: string\n', '          description: What is wrong with it.\n          type: string\n          maxLength: 500\n'],
+      removeItem([...SCHEMAS, 'ErrorDetail', 'properties', 'in', 'enum'], 'header'),
+      add([...SCHEMAS, 'ErrorDetail', 'properties', 'message', 'maxLength'], 500),
     ],
     expected: [],
   },

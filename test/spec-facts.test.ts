@@ -4,7 +4,12 @@
  *
  * The facts are transcribed below as data, section by section (§ numbers are the interface
  * document's), so the test never reads anything outside this project. Each table row becomes one
- * test that names the rule it checks. Comparisons are exact: a changed, missing or extra value fails.
+ * test that names the rule it checks. Each fact is held exactly: a changed or missing value fails.
+ *
+ * An additive change leaves every fact true and must pass: a new optional field of a schema, a
+ * new operation, a new minor version. What the document says stays as it says: its operations at
+ * their method, path and id; its fields with their types; its required fields required and its
+ * optional ones optional; and no new required field (a client of the document would not send it).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -180,8 +185,13 @@ describe('§4 operations', () => {
     expect((spec.paths as Json)[path]?.[method]?.operationId).toBe(operationId);
   });
 
-  it('§4 the spec has exactly the three operations of the document, and nothing else', () => {
-    expect(sorted(allOperations.map((o) => `${o.method} ${o.path} ${o.operationId}`))).toEqual(sorted(OPERATIONS.map((o) => `${o.method} ${o.path} ${o.operationId}`)));
+  it('§4 each operationId of the document names exactly one operation, the documented one (other operations may be added)', () => {
+    for (const o of OPERATIONS) {
+      expect(
+        allOperations.filter((x) => x.operationId === o.operationId).map((x) => `${x.method} ${x.path}`),
+        o.operationId,
+      ).toEqual([`${o.method} ${o.path}`]);
+    }
   });
 
   it('§4.2 createPet: the request body is required, application/json only, a NewPet', () => {
@@ -210,13 +220,13 @@ describe('§4 operations', () => {
     expect(op['x-replacement']).toBe('GET /pets with the status filter');
   });
 
-  it('§9 getPet is the only deprecated operation', () => {
-    expect(allOperations.filter((o) => o.op.deprecated === true).map((o) => o.operationId)).toEqual(['getPet']);
+  it('§9 of the document\'s operations, getPet is the only deprecated one', () => {
+    expect(allOperations.filter((o) => o.op.deprecated === true && OPERATIONS.some((d) => d.operationId === o.operationId)).map((o) => o.operationId)).toEqual(['getPet']);
   });
 
   it('GET /store/orders is referred to by the document but undefined there, so it is not in the spec', () => {
-    expect(Object.keys(spec.paths as Json)).not.toContain('/store/orders');
-    expect(Object.keys(spec.paths as Json).filter((p) => p.includes('order'))).toEqual([]);
+    const paths = Object.keys(spec.paths as Json).map((p) => p.replace(/\/$/, '').toLowerCase());
+    expect(paths).not.toContain('/store/orders');
   });
 });
 
@@ -267,7 +277,9 @@ describe('§2 schemas', () => {
     expect(pick(schema('PetStatus'), { type: 0, enum: 0 })).toEqual({ type: 'string', enum: PET_STATUSES });
   });
 
-  it.each(OBJECT_SCHEMAS.map((o) => [`§2 ${o.name} is an object whose required fields are exactly ${o.required.join(', ')}${o.note ? ` (${o.note})` : ''}`, o] as const))('%s', (_rule, { name, required }) => {
+  // Exactly: the document's required fields stay required, its optional ones optional, and a new
+  // field may be added only as optional (a required one would break the document's clients).
+  it.each(OBJECT_SCHEMAS.map((o) => [`§2 ${o.name} is an object whose required fields are exactly ${o.required.join(', ')}${o.note ? ` (${o.note})` : ''}; any added field is optional`, o] as const))('%s', (_rule, { name, required }) => {
     const s = schema(name);
     expect(s.type).toBe('object');
     expect(sorted(s.required as string[])).toEqual(sorted(required));
@@ -281,12 +293,28 @@ describe('§2 schemas', () => {
     else expect(pick(deref(property), fact)).toEqual(fact);
   });
 
-  it('§2 NewPet has exactly the fields name, categoryId, status', () => {
-    expect(sorted(Object.keys(schema('NewPet').properties as Json))).toEqual(sorted(['name', 'categoryId', 'status']));
+  /** The fields of an object schema that the document does not name: each must be optional. */
+  const addedFields = (name: string) => {
+    const documented = Object.keys(OBJECT_SCHEMAS.find((o) => o.name === name)?.fields ?? {});
+    return Object.keys(schema(name).properties as Json).filter((f) => !documented.includes(f));
+  };
+
+  it.each(OBJECT_SCHEMAS.map((o) => [`§2 ${o.name} has the fields ${Object.keys(o.fields).join(', ')}; a field added since is optional`, o] as const))('%s', (_rule, { name, fields }) => {
+    const properties = Object.keys(schema(name).properties as Json);
+    expect(properties).toEqual(expect.arrayContaining(Object.keys(fields)));
+    for (const added of addedFields(name)) expect(schema(name).required ?? [], `${name}.${added} is not in the document`).not.toContain(added);
   });
 
-  it('§2 Pet has every field of NewPet plus id, and no other', () => {
-    expect(sorted(Object.keys(schema('Pet').properties as Json))).toEqual(sorted([...Object.keys(schema('NewPet').properties as Json), 'id']));
+  it('§2 Pet has every field of NewPet plus id (and NewPet has no id)', () => {
+    const newPet = Object.keys(schema('NewPet').properties as Json);
+    expect(newPet).not.toContain('id');
+    expect(Object.keys(schema('Pet').properties as Json)).toEqual(expect.arrayContaining([...newPet, 'id']));
+  });
+
+  it('§2 a field of Pet beyond NewPet and id is optional (the server may add one; it is not the document\'s)', () => {
+    const newPet = Object.keys(schema('NewPet').properties as Json);
+    const beyond = Object.keys(schema('Pet').properties as Json).filter((f) => f !== 'id' && !newPet.includes(f));
+    for (const f of beyond) expect(schema('Pet').required ?? [], `Pet.${f}`).not.toContain(f);
   });
 
   it('§2 Pets is a JSON array of Pet', () => {
@@ -295,8 +323,9 @@ describe('§2 schemas', () => {
     expect(pets.items).toEqual({ $ref: schemaRef('Pet') });
   });
 
-  it('§2 Error has code, message and status, plus only the optional details', () => {
-    expect(sorted(Object.keys(schema('Error').properties as Json))).toEqual(sorted(['code', 'message', 'status', 'details']));
+  it('§2 Error has code, message and status, and the optional details', () => {
+    expect(Object.keys(schema('Error').properties as Json)).toEqual(expect.arrayContaining(['code', 'message', 'status', 'details']));
+    expect(schema('Error').required).not.toContain('details');
   });
 });
 
@@ -334,8 +363,8 @@ describe('§1, §9 servers and versions', () => {
     for (const s of servers) expect(new URL(String(s.url)).pathname).toBe('/v1');
   });
 
-  it('§9 info.version is 1.0.0', () => {
-    expect(spec.info.version).toBe('1.0.0');
+  it('§9 info.version is 1.0.0, or a later minor or patch version of 1 (an additive release)', () => {
+    expect(spec.info.version).toMatch(/^1\.\d+\.\d+$/);
   });
 
   it('the document is OpenAPI 3.1.x', () => {

@@ -5,6 +5,10 @@
  */
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { nextLink, type NewPet, type Pet } from '../../../client/index.js';
+import { describeDifferences, expectedPet as roundTripExpectedPet, loadDocument, petContract, petDifferences, schemaErrors, serverAssignedFields, type PetRecord } from '../../support/roundTrip.js';
+
+/** The bundled contract (generated/openapi.json), read once at test time. */
+const contract = loadDocument();
 
 export interface HttpResponse {
   status: number;
@@ -61,18 +65,13 @@ export function send(url: string, options: RequestOptions = {}): Promise<HttpRes
   });
 }
 
+/**
+ * Whether `value` is a Pet as the spec's createPet 201 schema declares it: its `required` fields
+ * present, no field the schema does not have, every value of the declared type and within bounds
+ * (Ajv against the schema read from generated/openapi.json at test time).
+ */
 export function isPet(value: unknown): value is Pet {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return (
-    Object.keys(v).sort().join(',') === 'categoryId,id,name,status' &&
-    Number.isSafeInteger(v.id) &&
-    (v.id as number) >= 1 &&
-    typeof v.name === 'string' &&
-    Number.isSafeInteger(v.categoryId) &&
-    (v.categoryId as number) >= 1 &&
-    (v.status === 'available' || v.status === 'pending' || v.status === 'sold')
-  );
+  return schemaErrors(petContract(contract).createPet.response, value).length === 0;
 }
 
 /**
@@ -97,21 +96,38 @@ export async function listAllPets(base: string, key: string, maxPages = 2_000): 
   return pets;
 }
 
-/** The pet the server must answer with (and store) for `sent`, given the id it assigned. */
+/**
+ * The pet the server must answer with (and store) for `sent`, given the id it assigned: every sent
+ * field the response declares, the spec's default for each absent optional field, and `id`
+ * (test/support/roundTrip.ts; keys in the schema's property order).
+ */
 export function expectedPet(id: number, sent: NewPet): Pet {
-  return { id, name: sent.name, categoryId: sent.categoryId, status: sent.status ?? 'available' };
+  return roundTripExpectedPet(id, sent as unknown as PetRecord, contract) as unknown as Pet;
+}
+
+/** The fields in which `pet` differs from what `sent` must have stored, one line each (empty: none). */
+export function petProblems(pet: unknown, sent: NewPet): string[] {
+  const id = typeof pet === 'object' && pet !== null ? (pet as { id?: unknown }).id : undefined;
+  if (typeof id !== 'number') return [`not a pet with an id: ${JSON.stringify(pet)}`];
+  return describeDifferences(`pet ${id}`, petDifferences(expectedPet(id, sent) as unknown as PetRecord, pet, serverAssignedFields(contract)));
 }
 
 /**
  * The stored pets that break "stored exactly as some client sent it, once": a name no client sent
- * (every client body has a unique name), a name stored twice, or a pet that differs from its body.
+ * (every client body has a unique name), a name stored twice, or a pet that differs from its body
+ * in any field (the whole object is compared, every field the spec declares).
  */
+/** Whether `value` is the pet the server should have stored for `sent`: the whole object, key order aside. */
+export function isPetAsSent(value: unknown, sent: NewPet): value is Pet {
+  return isPet(value) && petProblems(value, sent).length === 0;
+}
+
 export function notAsSent(stored: readonly Pet[], sent: ReadonlyMap<string, NewPet>): Pet[] {
   const names = new Set<string>();
   return stored.filter((pet) => {
     const body = sent.get(pet.name);
     const duplicate = names.has(pet.name);
     names.add(pet.name);
-    return duplicate || body === undefined || JSON.stringify(pet) !== JSON.stringify(expectedPet(pet.id, body));
+    return duplicate || body === undefined || petProblems(pet, body).length > 0;
   });
 }

@@ -4,6 +4,7 @@
  * model; invalid cases carry the statuses the spec allows for that fault, and which field a 400
  * must name.
  */
+import type { JsonValue } from './jsonText.js';
 import type { WireRequest } from './wire.js';
 
 export type Expectation =
@@ -19,8 +20,8 @@ export interface InvalidCase {
 }
 
 export interface ListQuery {
-  limit?: number;
-  status?: string;
+  /** Every query parameter sent but the cursor, by its spec name, as the value meant (not the text). */
+  params: Record<string, JsonValue>;
   /** A cursor the server issued, with the position it stands for. */
   cursor?: IssuedCursor;
 }
@@ -39,11 +40,8 @@ export interface ValidListCase {
   follow: number;
 }
 
-export interface NewPetSent {
-  name: string;
-  categoryId: number;
-  status?: string;
-}
+/** A valid createPet body as sent: every field it has (the spec's request schema says which). */
+export type NewPetSent = Record<string, JsonValue | undefined> & { name: string };
 
 export interface ValidCreateCase {
   family: string;

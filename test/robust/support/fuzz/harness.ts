@@ -2,18 +2,28 @@
  * Sends generated cases to the running server and checks each answer: first the properties
  * every response has (responseContract), then what the case itself expects — a refusal with the
  * right status, code and field, or for valid requests the exact answer the store model predicts,
- * including the byte-for-byte round trip of a created pet.
+ * including the round trip of a created pet: every field (test/support/roundTrip.ts derives what
+ * must come back from the spec), the name byte for byte.
  */
 import { nextLink, type Pet } from '../../../../client/index.js';
-import { describeWire, type InvalidCase, type ValidCreateCase, type ValidGetCase, type ValidListCase } from './cases.js';
+import { describeDifferences, expectedPet, petDifferences, serverAssignedFields, type PetRecord } from '../../../support/roundTrip.js';
+import { describeWire, type InvalidCase, type NewPetSent, type ValidCreateCase, type ValidGetCase, type ValidListCase } from './cases.js';
 import type { StoreModel } from './model.js';
 import { parseJson, type ResponseContract } from './responseContract.js';
 import { pathOf } from './requestParts.js';
-import { operation, parameter, type ContractSpec, type OperationSpec } from './spec.js';
+import { JsonObject, serialize, type JsonValue } from './jsonText.js';
+import { ListQueryModel } from './listModel.js';
+import { operation, type ContractSpec, type OperationSpec } from './spec.js';
 import type { Kind, Tally } from './tally.js';
 import { TransportFailure, type Wire, type WireRequest, type WireResponse } from './wire.js';
 
 export class CaseFailure extends Error {}
+
+/** The body as the server parses it: the JSON text sent, read back (raw numbers, ordered entries). */
+function sentValue(pet: NewPetSent): PetRecord {
+  const entries = Object.entries(pet).filter((e): e is [string, JsonValue] => e[1] !== undefined);
+  return JSON.parse(serialize(new JsonObject(entries))) as PetRecord;
+}
 
 export interface HarnessOptions {
   contract: ContractSpec;
@@ -33,24 +43,28 @@ function show(response: WireResponse): string {
   return `${response.status} ${JSON.stringify(response.body.subarray(0, 400).toString('utf8'))}`;
 }
 
-function samePet(a: unknown, b: Pet): boolean {
-  return JSON.stringify(a) === JSON.stringify({ id: b.id, name: b.name, categoryId: b.categoryId, status: b.status });
+/**
+ * How `got` differs from the pet `expected`, field by field, the whole object (every field the
+ * spec declares, deep, key order aside): one line per field; empty when they are the same.
+ */
+function petMismatch(expected: Pet | PetRecord, got: unknown, allowed: readonly string[] = []): string {
+  return describeDifferences('', petDifferences(expected as PetRecord, got, allowed)).join('; ');
 }
 
 export class Harness {
   private readonly listPets: OperationSpec;
   private readonly createPet: OperationSpec;
   private readonly getPet: OperationSpec;
-  private readonly defaultLimit: number;
-  private readonly defaultStatus: string;
+  private readonly listQuery: ListQueryModel;
+  /** Response fields the request cannot set (besides id): their values are the server's. */
+  private readonly serverAssigned: string[];
 
   constructor(private readonly o: HarnessOptions) {
     this.listPets = operation(o.contract, 'listPets');
     this.createPet = operation(o.contract, 'createPet');
     this.getPet = operation(o.contract, 'getPet');
-    this.defaultLimit = Number(o.contract.resolve(parameter(this.listPets, 'limit').schema).default);
-    const body = o.contract.resolve(this.createPet.requestBody?.schema ?? {});
-    this.defaultStatus = String(o.contract.resolve(body.properties?.status ?? {}).default);
+    this.listQuery = new ListQueryModel(o.contract, this.listPets);
+    this.serverAssigned = serverAssignedFields(o.contract.document);
   }
 
   /** One request, counted, with the universal properties checked. */
@@ -95,12 +109,14 @@ export class Harness {
     await this.readBack(created);
   }
 
-  /** getPet of a pet just created answers exactly it, same bytes. */
+  /** getPet of a pet just created answers exactly it: the whole object, every field. */
   private async readBack(expected: Pet, sentName?: string): Promise<void> {
     const wire: WireRequest = { method: 'GET', target: pathOf(this.o.contract, this.getPet, { petId: String(expected.id) }), headers: [['Authorization', `Bearer ${this.o.key}`]], transport: 'http' };
     const response = await this.send(this.getPet, 'valid', wire);
     const got = parseJson(response.body);
-    if (response.status !== 200 || !got.ok || !samePet(got.value, expected)) throw new CaseFailure(`getPet ${expected.id} after its 201 ${JSON.stringify(expected)} → ${show(response)}`);
+    if (response.status !== 200 || !got.ok) throw new CaseFailure(`getPet ${expected.id} after its 201 ${JSON.stringify(expected)} → ${show(response)}`);
+    const mismatch = petMismatch(expected, got.value);
+    if (mismatch) throw new CaseFailure(`getPet ${expected.id} after its 201 ${JSON.stringify(expected)} → ${show(response)}\n  ${mismatch}`);
     if (sentName !== undefined && !Buffer.from((got.value as Pet).name, 'utf8').equals(Buffer.from(sentName, 'utf8'))) throw new CaseFailure(`getPet ${expected.id}: the name's UTF-8 bytes differ from those sent`);
     this.o.tally.verified++;
   }
@@ -112,8 +128,10 @@ export class Harness {
     const body = parseJson(response.body);
     if (!body.ok) throw fail('201 body is not JSON');
     const pet = body.value as Pet;
-    const expected: Pet = { id: pet.id, name: c.pet.name, categoryId: c.pet.categoryId, status: (c.pet.status ?? this.defaultStatus) as Pet['status'] };
-    if (!samePet(pet, expected)) throw fail(`expected ${JSON.stringify(expected)}`);
+    // What was sent, with the spec's defaults for what was not, and the assigned id: every field.
+    const expected = expectedPet(pet.id, sentValue(c.pet), this.o.contract.document);
+    const mismatch = petMismatch(expected, pet, this.serverAssigned);
+    if (mismatch) throw fail(`expected ${JSON.stringify(expected)}: ${mismatch}`);
     if (!Buffer.from(pet.name, 'utf8').equals(Buffer.from(c.pet.name, 'utf8'))) throw fail("the name's UTF-8 bytes differ from those sent");
     const location = pathOf(this.o.contract, this.getPet, { petId: String(pet.id) });
     if (response.headers.location !== location) throw fail(`Location ${JSON.stringify(response.headers.location)}, expected ${location}`);
@@ -128,26 +146,34 @@ export class Harness {
     const body = parseJson(response.body);
     const fail = (why: string) => new CaseFailure(`getPet [${c.family}] id ${c.id}: ${describeWire(c.wire)}\n  → ${show(response)}\n  ${why}`);
     if (known) {
-      if (response.status !== 200 || !body.ok || !samePet(body.value, known)) throw fail(`expected 200 with ${JSON.stringify(known)}`);
+      if (response.status !== 200 || !body.ok) throw fail(`expected 200 with ${JSON.stringify(known)}`);
+      const mismatch = petMismatch(known, body.value);
+      if (mismatch) throw fail(`expected ${JSON.stringify(known)}: ${mismatch}`);
     } else if (response.status !== 404 || this.o.checker.errorBody(response)?.code !== 'not_found') throw fail('expected 404 not_found: no such pet');
   }
 
   async validList(c: ValidListCase): Promise<void> {
-    const limit = c.query.limit ?? this.defaultLimit;
+    // Every query parameter the spec declares must have a meaning the model knows (listModel.ts).
+    const { limit, filters } = this.listQuery.interpret(c.query.params, (why) => new CaseFailure(`listPets [${c.family}] ${JSON.stringify(c.query)}: ${why}`));
     let afterId = c.query.cursor?.afterId;
     let wire = c.wire;
     for (let hop = 0; hop <= c.follow; hop++) {
       const response = await this.send(this.listPets, 'valid', wire);
       const fail = (why: string) => new CaseFailure(`listPets [${c.family}] ${JSON.stringify(c.query)} hop ${hop}: ${describeWire(wire)}\n  → ${show(response)}\n  ${why}`);
       const body = parseJson(response.body);
-      if (response.status !== 200 || !body.ok) throw fail('expected 200');
-      const expected = this.o.model.page(limit, c.query.status, afterId);
-      if (JSON.stringify(body.value) !== JSON.stringify(expected.pets)) throw fail(`expected the page ${JSON.stringify(expected.pets.map((p) => p.id))}`);
+      if (response.status !== 200 || !body.ok || !Array.isArray(body.value)) throw fail('expected 200 with a list');
+      const expected = this.o.model.page(limit, filters, afterId);
+      const got = body.value as unknown[];
+      const gotIds = got.map((p) => (typeof p === 'object' && p !== null ? (p as { id?: unknown }).id : p));
+      if (JSON.stringify(gotIds) !== JSON.stringify(expected.pets.map((p) => p.id))) throw fail(`expected the page ${JSON.stringify(expected.pets.map((p) => p.id))}`);
+      // Each entry is the whole stored pet, every field.
+      const mismatches = expected.pets.map((pet, i) => [pet.id, petMismatch(pet, got[i])] as const).filter(([, m]) => m !== '');
+      if (mismatches.length > 0) throw fail(mismatches.map(([id, m]) => `pet ${id}: ${m}`).join('\n  '));
       const next = nextLink(response.headers.link ?? null);
       if ((next !== undefined) !== expected.hasMore) throw fail(expected.hasMore ? 'more pets exist but there is no Link rel="next"' : 'a Link rel="next" on the last page');
       if (next === undefined) return;
-      const params = new URL(next, this.o.origin).searchParams;
-      if (params.get('limit') !== String(limit) || (params.get('status') ?? undefined) !== c.query.status) throw fail(`the next link ${next} does not keep limit ${limit} and status ${String(c.query.status)}`);
+      const kept = this.listQuery.keptBy(new URL(next, this.o.origin).searchParams, limit, filters);
+      if (kept.length > 0) throw fail(`the next link ${next} does not keep the query: ${kept.join('; ')}`);
       afterId = expected.pets.at(-1)?.id;
       wire = { method: 'GET', target: next, headers: c.wire.headers, transport: 'http' };
     }

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import type { InvalidCase, IssuedCursor, ValidListCase } from './cases.js';
 import { benignHeaders, duplicateAuth, encodingStyle, malformedHttp, pathOf, queryString, unauthenticated, validAuth, wrongMethod, type Header } from './requestParts.js';
 import { anyJson, invalidParameterText, validValue } from './schemaArbitrary.js';
-import { serialize } from './jsonText.js';
+import { serialize, type JsonValue } from './jsonText.js';
+import { isOpaque, ListQueryModel } from './listModel.js';
 import type { ContractSpec, OperationSpec, ParameterSpec } from './spec.js';
 import type { WireRequest } from './wire.js';
 
@@ -21,7 +22,6 @@ export interface ListContext {
   issued: readonly IssuedCursor[];
 }
 
-const isOpaque = (p: ParameterSpec) => /opaque/i.test(p.description ?? '');
 
 function queryParams(op: OperationSpec): ParameterSpec[] {
   return op.parameters.filter((p) => p.in === 'query');
@@ -37,28 +37,25 @@ export function validListCases(ctx: ListContext): fc.Arbitrary<ValidListCase> {
   const { contract, op } = ctx;
   const path = pathOf(contract, op);
   const plain = queryParams(op).filter((p) => !isOpaque(p));
+  // The filters a cursor is bound to: it must come back with the filter it was issued for.
+  const filters = new ListQueryModel(contract, op).filterNames();
   const values = fc.record(Object.fromEntries(plain.map((p) => [p.name, validValue(contract, p.schema)])), { requiredKeys: [] });
   const issued = ctx.issued.length > 0 ? fc.option(fc.constantFrom(...ctx.issued), { nil: undefined, freq: 3 }) : fc.constant(undefined);
   return fc
     .record({ values, issued, style: encodingStyle, auth: validAuth(ctx.key), extra: benignHeaders, follow: fc.nat({ max: 3 }), order: fc.nat() })
     .map(({ values: v, issued: cursor, style, auth, extra, follow, order }) => {
-      const pairs: Array<[string, string]> = Object.entries(v).map(([name, value]) => [name, String(value)]);
-      const query: ValidListCase['query'] = {};
-      if (typeof v.limit === 'number') query.limit = v.limit;
-      if (typeof v.status === 'string') query.status = v.status;
+      // Every parameter sent is in the query the harness interprets (it fails on one it cannot).
+      const params: Record<string, JsonValue> = {};
+      for (const [name, value] of Object.entries(v)) if (value !== undefined) params[name] = value;
+      const query: ValidListCase['query'] = { params };
       if (cursor) {
-        // A cursor must come back with the status filter it was issued for.
+        // A cursor comes back with the status filter it was issued for, and no other filter.
         query.cursor = cursor;
-        const rest = pairs.filter(([n]) => n !== 'status');
-        pairs.length = 0;
-        pairs.push(...rest);
-        if (cursor.status === undefined) delete query.status;
-        else {
-          query.status = cursor.status;
-          pairs.push(['status', cursor.status]);
-        }
-        pairs.push(['cursor', cursor.cursor]);
+        for (const name of filters) delete params[name];
+        if (cursor.status !== undefined) params.status = cursor.status;
       }
+      const pairs: Array<[string, string]> = Object.entries(params).map(([name, value]) => [name, String(value)]);
+      if (cursor) pairs.push(['cursor', cursor.cursor]);
       // Parameter order carries no meaning.
       const rotated = pairs.map((_, i) => pairs[(i + order) % pairs.length] as [string, string]);
       return { family: `valid (${style})`, query, wire: wire(path, queryString(rotated, style), [auth, ...extra]), follow };
