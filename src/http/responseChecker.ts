@@ -39,9 +39,13 @@ export class ResponseChecker {
     }
   }
 
-  private requiredHeaders(operationId: string, status: number): string[] {
+  private declaredResponse(operationId: string, status: number): { headers?: Record<string, { required?: boolean }>; content?: object } | undefined {
     const responses = this.backend.router.getOperation(operationId)?.responses ?? {};
-    const response = (responses[String(status)] ?? responses.default) as { headers?: Record<string, { required?: boolean }> } | undefined;
+    return (responses[String(status)] ?? responses.default) as { headers?: Record<string, { required?: boolean }>; content?: object } | undefined;
+  }
+
+  private requiredHeaders(operationId: string, status: number): string[] {
+    const response = this.declaredResponse(operationId, status);
     return Object.entries(response?.headers ?? {})
       .filter(([, header]) => header.required === true)
       .map(([name]) => name);
@@ -57,8 +61,16 @@ export class ResponseChecker {
     if (operationId) {
       const statuses = this.declared.get(operationId);
       if (!statuses?.has(String(status)) && !statuses?.has('default')) problems.push(`status ${status} is not declared for ${operationId}`);
-      const bodyResult = this.backend.validateResponse(body, operationId, status);
-      if (bodyResult.errors) problems.push(`body: ${JSON.stringify(bodyResult.errors)}`);
+      // A response declared without content (a 204) is sent without a body; openapi-backend's
+      // validator for it would want `null`.
+      const declaresContent = this.declaredResponse(operationId, status)?.content !== undefined;
+      if (body === undefined) {
+        if (declaresContent) problems.push('body: missing, but the spec declares content for this status');
+      } else {
+        const bodyResult = this.backend.validateResponse(body, operationId, status);
+        if (bodyResult.errors) problems.push(`body: ${JSON.stringify(bodyResult.errors)}`);
+        if (!declaresContent) problems.push('body: sent, but the spec declares no content for this status');
+      }
       // 'any' checks the headers that are present; openapi-backend's stricter modes ignore `required`.
       const headerResult = this.backend.validateResponseHeaders(headers, operationId, { statusCode: status, setMatchType: 'any' as never });
       if (headerResult.errors) problems.push(`headers: ${JSON.stringify(headerResult.errors)}`);
