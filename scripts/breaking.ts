@@ -544,6 +544,11 @@ function findingsOf(diff: Diff, docs: { before: JsonObject; after: JsonObject })
       .flatMap((m) => operationFindings({ ...diff, path: ['paths', String(second), m], before: (diff.before as JsonObject)[m] }, docs));
   }
   if (top === 'components' && typeof second === 'string' && REPORTED_UNDER_PATHS.has(second)) return [];
+  // A new scheme breaks no client by itself; an operation that starts to require it is judged
+  // with that operation's security (the tool calls every added scheme breaking).
+  if (top === 'components' && second === 'securitySchemes' && diff.path.length === 3 && diff.action === 'add') {
+    return [{ where: diff.path.join('.'), subject: '', change: 'added', breaking: false }];
+  }
   if (diff.type === 'annotation' || diff.type === 'deprecated') return [];
   return [{ where: diff.path.join('.'), subject: '', change: diff.description || diff.action, breaking: diff.type === 'breaking' }];
 }
