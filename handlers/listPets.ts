@@ -16,10 +16,9 @@ export const listPets: Handler<'listPets'> = async ({ query }, { pets, cursors, 
     afterId = position.afterId;
   }
   const page = await pets.list({ limit, status: query.status, afterId });
-  const last = page.pets.at(-1);
-  if (!page.hasMore || !last) return { status: 200, body: page.pets, headers: {} };
+  if (!page.hasMore || page.lastId === undefined) return { status: 200, body: page.pets, headers: {} };
   const next = new URLSearchParams({ limit: String(limit) });
   if (query.status) next.set('status', query.status);
-  next.set('cursor', cursors.encode({ afterId: last.id, status: query.status }));
+  next.set('cursor', cursors.encode({ afterId: page.lastId, status: query.status }));
   return { status: 200, body: page.pets, headers: { Link: `<${basePath}/pets?${next.toString()}>; rel="next"` } };
 };

@@ -38,9 +38,19 @@ type DeclaredHeaders<R> = R extends { headers: infer H }
 /** Statuses that the spec's `default` Error response covers for a handler. */
 export type DefaultStatus = 501 | 503;
 
+/**
+ * A body the database already serialised (a page of pets as `json_group_array`/`json_agg`): sent
+ * as it is, never parsed and serialised again. `T` is what the text holds, so the handler map
+ * still checks it against the spec; in test and dev the response check parses and validates it.
+ */
+export class JsonText<T> {
+  declare readonly holds?: T;
+  constructor(readonly text: string) {}
+}
+
 type ResultFor<R, S> = {
   status: S;
-  body: JsonContent<R>;
+  body: JsonContent<R> | (JsonContent<R> extends undefined ? never : JsonText<JsonContent<R>>);
 } & (keyof DeclaredHeaders<R> extends never ? { headers?: undefined } : { headers: DeclaredHeaders<R> });
 
 type Responses<O extends OperationId> = operations[O]['responses'];

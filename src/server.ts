@@ -72,7 +72,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { app, violations } = createApp({
     document,
     handlers,
-    deps: { pets: createPetStore(database.db), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
+    deps: { pets: createPetStore(database.db, database.dialect), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
     keys: keyCache,
     ping: database.ping,
     logger,

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_KEY_PREFIX, redactApiKeys } from '../auth/apiKey.js';
 import type { ErrorBody, ErrorCode } from '../contract.js';
-import { errorBody } from '../contract.js';
+import { errorBody, JsonText } from '../contract.js';
 import type { Logger } from '../logger.js';
 import { isUnavailable } from '../store/database.js';
 import type { ResponseChecker } from './responseChecker.js';
@@ -57,7 +57,7 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
     res.end();
     return;
   }
-  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  const payload = Buffer.from(body instanceof JsonText ? body.text : JSON.stringify(body), 'utf8');
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', payload.length);
   res.end(payload);

@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenAPIBackend } from 'openapi-backend';
+import { JsonText } from '../contract.js';
 import type { Logger } from '../logger.js';
 import type { OpenApiDocument } from '../spec.js';
 import { newAjv } from './validation.js';
@@ -51,8 +52,10 @@ export class ResponseChecker {
       .map(([name]) => name);
   }
 
-  check(operationId: string | undefined, status: number, body: unknown, headers: Record<string, string>, request: string): ContractViolation | undefined {
+  check(operationId: string | undefined, status: number, sent: unknown, headers: Record<string, string>, request: string): ContractViolation | undefined {
     if (!this.enabled || !this.errorSchema) return undefined;
+    // What the client will parse: text the database serialised is checked as that.
+    const body = sent instanceof JsonText ? (JSON.parse(sent.text) as unknown) : sent;
     const problems: string[] = [];
     if (status >= 400) {
       if (!this.errorSchema(body)) problems.push(`error body is not an Error: ${JSON.stringify(this.errorSchema.errors)}`);

@@ -1,4 +1,4 @@
-import type { Schemas } from '../contract.js';
+import type { JsonText, Schemas } from '../contract.js';
 
 export type Pet = Schemas['Pet'];
 export type PetStatus = Schemas['PetStatus'];
@@ -13,7 +13,10 @@ export interface ListPetsQuery {
 }
 
 export interface PetPage {
-  pets: Pet[];
+  /** The page as the JSON array the client gets, built by the database. */
+  pets: JsonText<Pet[]>;
+  /** The id of the page's last pet, where a next page starts. */
+  lastId: number | undefined;
   /** True when animals exist past the last one of this page. */
   hasMore: boolean;
 }
