@@ -145,6 +145,18 @@ function storeNickname(copy: ProjectCopy): void {
       ['status: PetStatus; createdAt: string };', 'status: PetStatus; nickname: string | null; createdAt: string };', 'the Insert type'],
       ["status: bind('status'), created_at: bind('createdAt')", "status: bind('status'), nickname: bind('nickname'), created_at: bind('createdAt')", 'the insert values'],
       ['insert({ ...pet, createdAt }, on)', 'insert({ ...pet, nickname: pet.nickname ?? null, createdAt }, on)', 'insertOne'],
+      // The page's JSON is built by the database: the field joins it there, left out when null.
+      [
+        "json_build_object('id', id, 'name', name, 'categoryId', category_id, 'status', status)",
+        "json_strip_nulls(json_build_object('id', id, 'name', name, 'categoryId', category_id, 'status', status, 'nickname', nickname))",
+        'the PostgreSQL page',
+      ],
+      [
+        "json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status)",
+        "case when nickname is null then json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) else json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status, 'nickname', nickname) end",
+        'the SQLite page',
+      ],
+      ['(select id, name, category_id, status from pets ${where}', '(select id, name, category_id, status, nickname from pets ${where}', "the page's rows"],
     ];
     return edits.reduce((current, [find, replacement, what]) => replaceOnce(current, find, replacement, `src/store/pets.ts (${what})`), text);
   });
