@@ -153,9 +153,6 @@ export function createApi(options: ApiOptions): Api {
       const details = detailsOf(context.validation.errors ?? []);
       responder.sendError(res, 400, 'validation_failed', summarise(details), { operationId: context.operation.operationId, details });
     },
-    notImplemented: (context: Context, { res }: Exchange) => {
-      responder.sendError(res, 501, 'not_implemented', `${context.operation.operationId ?? 'This operation'} is in the contract but not implemented yet.`, { operationId: context.operation.operationId });
-    },
   });
   registerSecurityHandlers(backend, options.document, options.keys);
 
