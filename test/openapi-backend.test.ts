@@ -33,6 +33,9 @@ const document = {
       },
     },
     '/things/special': { get: { operationId: 'getSpecial', responses: { '200': { description: 'ok' } } } },
+    '/things/x{suffix}': {
+      get: { operationId: 'getXThing', parameters: [{ name: 'suffix', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok' } } },
+    },
   },
 } as unknown as OpenApiDocument;
 
@@ -51,6 +54,7 @@ function backend() {
   api.register({
     getThing: seen,
     getSpecial: seen,
+    getXThing: seen,
     validationFail: (context: Context): Seen => ({ errors: detailsOf(context.validation.errors ?? []) }),
   });
   return api;
@@ -63,6 +67,18 @@ describe('openapi-backend as the router and parameter parser', () => {
   it('routes the literal path before the template, and templates by their own segment', async () => {
     expect(await get('/v1/things/special')).toMatchObject({ operationId: 'getSpecial' });
     expect(await get('/v1/things/7')).toMatchObject({ operationId: 'getThing', params: { thingId: 7 } });
+  });
+
+  it('patched: of two templates that match, the one with more literal characters wins, on every request', async () => {
+    for (let i = 0; i < 3; i++) {
+      expect(await get('/v1/things/xyz')).toMatchObject({ operationId: 'getXThing' });
+      expect(await get('/v1/things/9')).toMatchObject({ operationId: 'getThing' });
+    }
+  });
+
+  it('patched: header names arrive lower-cased and repeated cookie headers are all parsed', async () => {
+    const seen = (await api.handleRequest({ method: 'GET', path: '/v1/things/special', headers: { 'X-Trace': 't', Cookie: ['a=1', 'b=2'] } })) as Seen;
+    expect(seen).toMatchObject({ headers: { 'x-trace': 't' }, cookies: { a: '1', b: '2' } });
   });
 
   it('parses form arrays (exploded and not), deepObject, numbers and booleans, and coerces path, header and cookie values for the handler', async () => {
@@ -112,5 +128,56 @@ describe('openapi-backend as the router and parameter parser', () => {
     } finally {
       router.definition = original;
     }
+  });
+});
+
+describe('openapi-backend evaluates security with one handler per scheme (patched: one await per handler)', () => {
+  const secured = {
+    openapi: '3.1.0',
+    info: { title: 't', version: '1' },
+    components: {
+      securitySchemes: {
+        good: { type: 'http', scheme: 'bearer' },
+        throws: { type: 'apiKey', in: 'header', name: 'x-throws' },
+        rejectsNull: { type: 'apiKey', in: 'header', name: 'x-null' },
+        resolvesError: { type: 'apiKey', in: 'header', name: 'x-error' },
+      },
+    },
+    security: [{ good: [] }],
+    paths: {
+      '/a': { get: { operationId: 'defaultOnly', responses: { '200': { description: 'ok' } } } },
+      '/b': { get: { operationId: 'eitherFailing', security: [{ throws: [] }, { rejectsNull: [] }, { resolvesError: [] }], responses: { '200': { description: 'ok' } } } },
+      '/c': { get: { operationId: 'failingOrGood', security: [{ throws: [] }, { good: [] }], responses: { '200': { description: 'ok' } } } },
+      '/d': { get: { operationId: 'bothNeeded', security: [{ good: [], throws: [] }], responses: { '200': { description: 'ok' } } } },
+      '/e': { get: { operationId: 'open', security: [], responses: { '200': { description: 'ok' } } } },
+    },
+  } as unknown as OpenApiDocument;
+  const api = createOpenApiBackend(secured, '/');
+  api.init();
+  const verdict = (context: Context) => ({ authorized: (context.security as { authorized: boolean }).authorized, results: context.security });
+  const ok = (context: Context) => ({ handled: context.operation.operationId, ...verdict(context) });
+  api.register({ defaultOnly: ok, eitherFailing: ok, failingOrGood: ok, bothNeeded: ok, open: ok, unauthorizedHandler: (context: Context) => ({ refused: context.operation.operationId, ...verdict(context) }) });
+  api.registerSecurityHandler('good', async () => ({ user: 'u' }));
+  api.registerSecurityHandler('throws', () => {
+    throw new Error('no');
+  });
+  api.registerSecurityHandler('rejectsNull', () => Promise.reject(null as unknown as Error));
+  api.registerSecurityHandler('resolvesError', () => Promise.resolve({ error: 'bad' }));
+  const call = (path: string) => api.handleRequest({ method: 'GET', path, headers: {} }) as Promise<Record<string, unknown>>;
+
+  it('the global default applies, an alternative that passes authorizes, all of a requirement must pass, security: [] is public', async () => {
+    expect(await call('/a')).toMatchObject({ handled: 'defaultOnly', authorized: true, results: { good: { user: 'u' } } });
+    expect(await call('/c')).toMatchObject({ handled: 'failingOrGood', authorized: true });
+    expect(await call('/d')).toMatchObject({ refused: 'bothNeeded', authorized: false });
+    expect(await call('/e')).toMatchObject({ handled: 'open', authorized: false });
+  });
+
+  it('a throw, a rejection (even with a falsy reason) and a result carrying an error are each a failed auth', async () => {
+    const seen = await call('/b');
+    expect(seen).toMatchObject({ refused: 'eitherFailing', authorized: false });
+    const results = seen.results as Record<string, { error?: unknown }>;
+    expect(results.throws?.error).toBeInstanceOf(Error);
+    expect(results.rejectsNull?.error).toBeInstanceOf(Error);
+    expect(results.resolvesError).toEqual({ error: 'bad' });
   });
 });
