@@ -2,7 +2,8 @@
  * What the server relies on openapi-backend for, with the project's Ajv setup and the patch in
  * patches/ applied at install (patch-package): routing, parameter parsing for each style,
  * coercion that reaches the handler in every location (upstream issue #144), strict decimal
- * numerals (src/http/numerals.ts), and the operation list built once per definition.
+ * numerals (src/http/numerals.ts), the operation list built once per definition, the order of
+ * matching templates, and each operation's security evaluated with one handler per scheme.
  * In process, no HTTP: a fake handler returns what openapi-backend hands it.
  */
 import type { Context } from 'openapi-backend';
