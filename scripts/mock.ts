@@ -14,11 +14,11 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { bundledSpecPath, projectRoot } from '../src/paths.js';
 import { basePathOf, loadBundledSpec } from '../src/spec.js';
+import { listenProblem, waitForPort } from './lib/processes.js';
 import { forMock } from './lib/prismContract.js';
 
 const DEFAULT_PORT = 4010;
@@ -79,32 +79,6 @@ function parseArgs(args: string[]): Options {
   return options;
 }
 
-/** Resolves once something accepts connections on host:port; false if `gaveUp()` turns true first. */
-async function waitForPort(host: string, port: number, gaveUp: () => boolean): Promise<boolean> {
-  while (!gaveUp()) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host, port });
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
-
-/** Why host:port cannot be listened on (e.g. EADDRINUSE), or undefined when it can. */
-function cannotListen(host: string, port: number): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
-  });
-}
-
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
   console.log(HELP);
@@ -118,7 +92,7 @@ if (!existsSync(bundledSpecPath)) {
 }
 
 // Prism reports a busy port with a stack of usage text; say it plainly instead.
-const listenError = await cannotListen(host, port);
+const listenError = await listenProblem(host, port);
 if (listenError) {
   console.error(`Cannot listen on ${host}:${port} (${listenError}).${listenError === 'EADDRINUSE' ? ' Choose another port with --port.' : ''}`);
   process.exit(1);

@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sym
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, isListening, startProcess, stopProcess, type RunningProcess } from './support/processes.js';
+import { freePort, isListening, startProcess, stopProcess, type RunningProcess } from '../scripts/lib/processes.js';
 
 const root = process.cwd();
 

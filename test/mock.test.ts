@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient } from '../client/index.js';
 import { projectRoot } from '../src/paths.js';
 import { loadBundledSpec } from '../src/spec.js';
-import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from './support/processes.js';
+import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 
 const HOST = '127.0.0.1';
 const AUTH = { Authorization: 'Bearer any-token-will-do' };

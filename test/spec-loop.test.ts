@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { parse as parseYaml, parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
-import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from './support/processes.js';
+import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 
 const HOST = '127.0.0.1';
 const FIXTURE = join(projectRoot, 'test', 'fixtures', 'spec-loop', 'operations.yaml');

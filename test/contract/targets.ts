@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
-import { freePort, startProcess, stopProcess, waitForHttp } from '../support/processes.js';
+import { freePort, startProcess, stopProcess, waitForHttp } from '../../scripts/lib/processes.js';
 import { startTestServer } from '../support/server.js';
 import type { Connection, TargetProfile } from './suite.js';
 import type { KnownDifference } from './target.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { withBasePathInPaths } from '../../../scripts/lib/prismContract.js';
 import { projectRoot } from '../../../src/paths.js';
 import { loadBundledSpec } from '../../../src/spec.js';
-import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../../support/processes.js';
+import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../../../scripts/lib/processes.js';
 
 export interface ProxySpec {
   path: string;

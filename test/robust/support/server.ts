@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase } from '../../support/postgres.js';
-import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../support/processes.js';
+import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../../scripts/lib/processes.js';
 
 export interface ServerProcess {
   proc: RunningProcess;

@@ -1,6 +1,10 @@
 /**
- * Child processes for tests: start a command, collect what it prints, wait until it answers on
- * HTTP, and stop it. Nothing here knows what the command is.
+ * The one process helper of the scripts and the tests: start a command, collect what it prints,
+ * pick a port, wait until something answers, stop it. Nothing here knows what the command is.
+ *
+ * Why ours: execa would spawn and capture, get-port would pick a port and wait-on would poll, but
+ * each covers one of these, and none fails fast with the child's output when the child dies
+ * before it answers, which is what a test or a script needs to report. This is ~120 lines.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { connect, createServer } from 'node:net';
@@ -19,13 +23,20 @@ export interface RunningProcess {
   running(): boolean;
 }
 
+export interface StartOptions extends SpawnOptions {
+  /** Also pass what the process prints on to this process's stdout (a script showing its child). */
+  echo?: boolean;
+}
+
 /** Starts `command` with stdout and stderr captured (stdin closed). */
-export function startProcess(command: string, args: readonly string[], options: SpawnOptions = {}): RunningProcess {
-  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(command: string, args: readonly string[], options: StartOptions = {}): RunningProcess {
+  const { echo = false, ...spawnOptions } = options;
+  const child = spawn(command, args, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let done = false;
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
+    if (echo) process.stdout.write(chunk);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
@@ -84,6 +95,24 @@ export function isListening(host: string, port: number): Promise<boolean> {
       resolve(true);
     });
     socket.once('error', () => resolve(false));
+  });
+}
+
+/** Resolves once something accepts connections on host:port; false if `gaveUp()` turns true first. */
+export async function waitForPort(host: string, port: number, gaveUp: () => boolean): Promise<boolean> {
+  while (!gaveUp()) {
+    if (await isListening(host, port)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+/** Why host:port cannot be listened on (e.g. EADDRINUSE), or undefined when it can. */
+export function listenProblem(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
   });
 }
 
