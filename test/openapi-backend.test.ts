@@ -112,6 +112,15 @@ describe('openapi-backend as the router and parameter parser', () => {
     expect(await get('/v1/things/1?ratio=1.5e3')).toMatchObject({ query: { ratio: 1500 } });
   });
 
+  it('patched: an unknown query parameter is a 400 naming it, even one qs drops (__proto__, constructor, toString, an empty name)', async () => {
+    for (const [query, field] of [['__proto__=', '__proto__'], ['%5F%5Fproto%5F%5F=1', '__proto__'], ['constructor=1', 'constructor'], ['ids=1&toString=', 'toString'], ['hasOwnProperty', 'hasOwnProperty'], ['=x', ''], ['nope=1', 'nope']] as const) {
+      const seen = await get(`/v1/things/1?${query}`);
+      expect(seen, query).toEqual({ errors: [expect.objectContaining({ in: 'query', field })] });
+    }
+    // A name qs files under a declared parameter (deepObject, brackets escaped or not) is that parameter.
+    expect(await get('/v1/things/1?range%5Bmin%5D=2&ids[]=3')).toMatchObject({ query: { range: { min: 2 }, ids: [3] } });
+  });
+
   it('a cookie that breaks its schema is a header detail that names the cookie', async () => {
     const seen = await get('/v1/things/1', { cookie: 'session=ABC' });
     expect(seen).toEqual({ errors: [expect.objectContaining({ in: 'header', field: 'session' })] });
