@@ -1,7 +1,11 @@
 import { defineConfig, mergeConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
-/** `npm run test:robust`: the slow proofs (crashes, shutdown under load, outages); CI runs them too. */
+/**
+ * `npm run test:robust`: the slow proofs (crashes, shutdown under load, outages); CI runs them too.
+ * They start the server `npm start` ships, the esbuild bundle: the globalSetup builds it once per
+ * run when dist/ is missing or older than its sources (test/support/bundle.ts).
+ */
 const merged = mergeConfig(
   base,
   defineConfig({
@@ -14,5 +18,5 @@ const merged = mergeConfig(
 );
 // Not merged: mergeConfig concatenates arrays, which would keep the base suite's files and its
 // exclusion of test/robust/**.
-merged.test = { ...merged.test, include: ['test/robust/**/*.test.ts'], exclude: ['node_modules/**'] };
+merged.test = { ...merged.test, include: ['test/robust/**/*.test.ts'], exclude: ['node_modules/**'], globalSetup: ['test/robust/support/globalSetup.ts'] };
 export default merged;

@@ -1,51 +1,52 @@
 /**
- * The production entry point as `npm start` runs it (the esbuild bundle, dist/server/server.mjs):
- * a child process on the embedded SQLite file or on PostgreSQL, its console and JSON logs,
- * SIGTERM, and a restart that still has every pet.
+ * The production entry point as `npm start` runs it: the esbuild bundle (dist/server/server.mjs)
+ * with the node flags of package.json's `start` script, built as `npm start` builds it when dist/
+ * is missing or stale (test/support/bundle.ts). A child process on the embedded SQLite file or on
+ * PostgreSQL, its console and JSON logs, the docs and contract it serves, SIGTERM, and a restart
+ * that still has every pet.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProcess, type RunningProcess } from '../scripts/lib/processes.js';
+import { bundledServerArgs, ensureBundle, root } from './support/bundle.js';
 import { createScratchDatabase } from './support/postgres.js';
 
 interface Started {
-  child: ChildProcess;
+  proc: RunningProcess;
   base: string;
   output: () => string;
+  /** The exit code (null when killed by a signal). */
   exited: Promise<number | null>;
 }
 
-function start(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, ['dist/server/server.mjs'], { env: { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+\/v1)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, base: match[1], output: () => output, exited });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`exited with ${code}:\n${output}`)));
-  });
+async function start(env: Record<string, string>, withinMs = 30_000): Promise<Started> {
+  const proc = startProcess(process.execPath, bundledServerArgs(), { cwd: root, env: { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', ...env } });
+  const exited = proc.exited.then((exit) => exit.code);
+  const deadline = Date.now() + withinMs;
+  // Bounded: polls the captured output until the banner, the exit, or the deadline.
+  for (;;) {
+    const match = /listening on (http:\/\/\S+\/v1)/.exec(proc.output());
+    if (match?.[1]) return { proc, base: match[1], output: proc.output, exited };
+    if (!proc.running()) throw new Error(`exited with ${String(await exited)}:\n${proc.output()}`);
+    if (Date.now() > deadline) {
+      proc.child.kill('SIGKILL');
+      throw new Error(`server did not start within ${withinMs} ms:\n${proc.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 describe('npm start: run, stop with SIGTERM, restart', () => {
-  beforeAll(() => {
-    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { stdio: 'pipe' });
+  beforeAll(async () => {
+    console.info(`lifecycle: ${await ensureBundle()}`);
   });
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-life-'));
   const env = { PORT: '0', SQLITE_PATH: join(dir, 'store.sqlite'), LOG_LEVEL: 'info' };
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('first start prints the base URL, docs URL, data location and a key shown once; SIGTERM exits 0; a restart keeps every pet', async () => {
+  it('first start prints the base URL, docs URL, data location and a key shown once; serves the built docs and the contract; SIGTERM exits 0; a restart keeps every pet', async () => {
     const first = await start(env);
     const key = /^\s+(ask_[A-Za-z0-9_-]{43})$/m.exec(first.output())?.[1];
     expect(key, first.output()).toBeDefined();
@@ -60,7 +61,17 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
       expect(response.status).toBe(201);
       created.push(await response.json());
     }
-    first.child.kill('SIGTERM');
+    // What the build step put in dist/docs is what /docs serves; the contract is generated/openapi.json.
+    const origin = new URL(first.base).origin;
+    const docs = await fetch(`${origin}/docs`);
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await docs.text()).toBe(readFileSync(join(root, 'dist', 'docs', 'index.html'), 'utf8'));
+    const contract = await fetch(`${origin}/openapi.json`);
+    expect(contract.status).toBe(200);
+    expect(await contract.json()).toEqual(JSON.parse(readFileSync(join(root, 'generated', 'openapi.json'), 'utf8')));
+
+    first.proc.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
 
     // The structured log: one line per request with the fields an operator needs, never a key.
@@ -82,7 +93,7 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
       expect(listed.status).toBe(200);
       expect(await listed.json()).toEqual(created);
     } finally {
-      second.child.kill('SIGINT');
+      second.proc.child.kill('SIGINT');
       expect(await second.exited).toBe(0);
     }
   });
@@ -111,7 +122,7 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
         const listed = await fetch(`${server.base}/pets`, { headers: auth });
         expect(await listed.json()).toEqual([await created.json()]);
       } finally {
-        server.child.kill('SIGTERM');
+        server.proc.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
       }
     } finally {

@@ -7,46 +7,71 @@
  *   test -> prism proxy --errors ----------------\
  *        \-> prism proxy (replays of requests     >-> relay (can answer with a lie) -> server
  *            strict Prism refused to forward) ---/
+ *
+ * The server is the one `npm start` ships (the bundle, test/robust/support/server.ts), with
+ * NODE_ENV=test so it also checks its own responses: a response it flags is logged as "response
+ * breaks the contract", and the check that caused it fails.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defineContractSuite } from '../contract/suite.js';
 import type { KnownDifference } from '../contract/target.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { killAll, sqliteStore, startServerProcess, type ServerProcess, type Store } from './support/server.js';
 import { startPrismProxy, writeProxySpec, type PrismProxy, type ProxySpec } from './support/prismProxy.js';
 import { createPrismValidator, type PrismValidator } from './support/prismValidator.js';
 import { startTamperableUpstream, type TamperableUpstream } from './support/tamperableUpstream.js';
 
-let server: TestServer | undefined;
+/** The bundled server as a child process, with the key its first start created. */
+interface RunningServer {
+  process: ServerProcess;
+  origin: string;
+  /** `/v1` */
+  basePath: string;
+  key: string;
+}
+
+let store: Store | undefined;
+let server: RunningServer | undefined;
+/** How much of the server's output the last check of its own violations has read. */
+let outputRead = 0;
 let upstream: TamperableUpstream | undefined;
 let spec: ProxySpec | undefined;
 let strict: PrismProxy | undefined;
 let lenient: PrismProxy | undefined;
 let validator: PrismValidator | undefined;
 
-function running(): { server: TestServer; upstream: TamperableUpstream; strict: PrismProxy; validator: PrismValidator } {
+function running(): { server: RunningServer; upstream: TamperableUpstream; strict: PrismProxy; validator: PrismValidator } {
   if (!server || !upstream || !strict || !validator) throw new Error('the proxy pipeline did not start');
   return { server, upstream, strict, validator };
 }
 
 beforeAll(async () => {
   const began = Date.now();
-  server = await startTestServer('sqlite');
+  store = sqliteStore('prism-proxy');
+  const child = await startServerProcess(store, { NODE_ENV: 'test' });
+  if (!child.bootstrapKey) throw new Error(`the first start on an empty store shows no key:\n${child.proc.output()}`);
+  const base = new URL(child.base);
+  server = { process: child, origin: base.origin, basePath: base.pathname, key: child.bootstrapKey };
   upstream = await startTamperableUpstream(server.origin);
   spec = writeProxySpec();
   [strict, lenient] = await Promise.all([startPrismProxy(spec.path, upstream.origin, { errors: true }), startPrismProxy(spec.path, upstream.origin, { errors: false })]);
   validator = createPrismValidator({ strict: strict.origin, lenient: lenient.origin, direct: server.origin });
-  console.info(`prism proxy: pipeline ready in ${Date.now() - began} ms (strict ${strict.origin}, lenient ${lenient.origin}, server ${server.api})`);
+  console.info(`prism proxy: pipeline ready in ${Date.now() - began} ms (strict ${strict.origin}, lenient ${lenient.origin}, server ${server.process.base})`);
 });
 
 afterAll(async () => {
   await Promise.all([strict?.stop(), lenient?.stop()]);
   await upstream?.close();
-  await server?.close();
+  await killAll();
+  await store?.dispose();
   spec?.dispose();
 });
 
 afterEach(() => {
-  expect(server?.server.violations.splice(0) ?? [], 'responses the server itself flagged').toEqual([]);
+  // The server logs each response of its own that breaks the contract (src/http/responseChecker.ts).
+  const output = server?.process.proc.output() ?? '';
+  const flagged = output.slice(outputRead).split('\n').filter((line) => line.includes('response breaks the contract'));
+  outputRead = output.length;
+  expect(flagged, 'responses the server itself flagged').toEqual([]);
 });
 
 describe('sanity: Prism on this pipeline does report violations', () => {
@@ -103,7 +128,7 @@ describe('sanity: Prism on this pipeline does report violations', () => {
 
 defineContractSuite({ name: 'prism-proxy', capabilities: { stateful: true }, knownDifferences: new Set<KnownDifference>() }, () => {
   const { server, strict, validator } = running();
-  return { baseUrl: `${strict.origin}${server.server.basePath}`, key: server.key, fetch: validator.fetch };
+  return { baseUrl: `${strict.origin}${server.basePath}`, key: server.key, fetch: validator.fetch };
 });
 
 describe('prism proxy verdict', () => {

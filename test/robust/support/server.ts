@@ -1,11 +1,14 @@
 /**
- * The production entry point (`node --import tsx src/main.ts`) as a child process for the robust
- * tests: start it on a given store, read its banner (base URL, bootstrap key), and stop or kill it.
- * Every start is registered so `killAll()` can clean up whatever a failed test left running.
+ * The server as `npm start` runs it (the esbuild bundle dist/server/server.mjs with the node flags
+ * of package.json's `start` script, test/support/bundle.ts; the robust config's globalSetup builds
+ * it) as a child process for the robust tests: start it on a given store, read its banner (base
+ * URL, bootstrap key), and stop or kill it. Every start is registered so `killAll()` can clean up
+ * whatever a failed test left running.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bundledServerArgs, root } from '../../support/bundle.js';
 import { createScratchDatabase } from '../../support/postgres.js';
 import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../../scripts/lib/processes.js';
 
@@ -65,7 +68,8 @@ const KEY = /^\s+(ask_[A-Za-z0-9_-]{43})$/m;
  */
 export async function startServerProcess(store: Store, extraEnv: Record<string, string> = {}, withinMs = 30_000): Promise<ServerProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...store.env, ...extraEnv };
-  const proc = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, cwd: process.cwd() });
+  // `node` of the start script is the Node running the tests (the one npm would find first on PATH).
+  const proc = startProcess(process.execPath, bundledServerArgs(), { env, cwd: root });
   started.add(proc);
   void proc.exited.then(() => started.delete(proc));
   const deadline = Date.now() + withinMs;
