@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createConformance, type ObservedResponse } from './conformance.js';
 
-const conformance = createConformance();
+const conformance = await createConformance();
 const response = (status: number, headers: Record<string, string>, text: string): ObservedResponse => ({ status, headers: new Headers(headers), text });
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 const PET = '{"id":1,"name":"Rex","categoryId":3,"status":"available"}';

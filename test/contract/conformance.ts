@@ -4,10 +4,14 @@
  * (mock, server, proxy) is judged by the spec alone: the status is declared for the operation
  * (or covered by `default`), a declared body is JSON of the declared media type and schema, and
  * every declared header is checked against its schema (required ones must be present).
+ *
+ * `$ref`s are resolved by the tests' one resolver (test/support/dereference.ts), on a copy of the
+ * document: responses, headers and schemas are plain objects here.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { loadBundledSpec, type OpenApiDocument } from '../../src/spec.js';
+import { dereferenceDocument } from '../support/dereference.js';
 
 // ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -21,7 +25,6 @@ export interface ObservedResponse {
   text: string;
 }
 
-const SPEC_ID = 'openapi.json';
 const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 
 type Json = Record<string, unknown>;
@@ -30,40 +33,10 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Decodes one JSON Pointer token (RFC 6901). */
-const unescape = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
-const escape = (token: string) => token.replace(/~/g, '~0').replace(/\//g, '~1');
-
-/** A node of the document with the JSON Pointer where it lives, following local `$ref`s. */
-interface Located {
-  node: Json;
-  pointer: string;
-}
-
-function at(document: OpenApiDocument, pointer: string): unknown {
-  let current: unknown = document;
-  for (const token of pointer.replace(/^#\/?/, '').split('/').filter(Boolean)) {
-    if (!isObject(current)) return undefined;
-    current = current[unescape(token)];
-  }
-  return current;
-}
-
-function resolve(document: OpenApiDocument, located: Located): Located {
-  let { node, pointer } = located;
-  for (let hops = 0; typeof node.$ref === 'string'; hops++) {
-    if (hops > 10 || !node.$ref.startsWith('#/')) throw new Error(`cannot follow $ref ${node.$ref} at ${pointer}`);
-    pointer = node.$ref;
-    const target = at(document, pointer);
-    if (!isObject(target)) throw new Error(`$ref ${pointer} points at nothing`);
-    node = target;
-  }
-  return { node, pointer };
-}
-
-function child(located: Located, key: string): Located | undefined {
-  const value = located.node[key];
-  return isObject(value) ? { node: value, pointer: `${located.pointer}/${escape(key)}` } : undefined;
+/** `node[key]` when it is an object. */
+function child(node: Json | undefined, key: string): Json | undefined {
+  const value = node?.[key];
+  return isObject(value) ? value : undefined;
 }
 
 export interface Conformance {
@@ -74,32 +47,31 @@ export interface Conformance {
   document: OpenApiDocument;
 }
 
-export function createConformance(document: OpenApiDocument = loadBundledSpec()): Conformance {
+/** Checks against `document` (default: the bundled contract), `$ref`s resolved on a copy. */
+export async function createConformance(document: OpenApiDocument = loadBundledSpec()): Promise<Conformance> {
+  const { document: resolved } = await dereferenceDocument(document as unknown as Json);
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= INT32.min && n <= INT32.max });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
-  // The whole document is one schema resource, so `#/components/...` refs inside it resolve.
-  ajv.addSchema(document as unknown as Json, SPEC_ID);
 
-  const compiled = new Map<string, ValidateFunction>();
-  const validatorAt = (pointer: string): ValidateFunction => {
-    let validate = compiled.get(pointer);
+  // Compiled once per schema object: the dereferenced copy shares one object per component.
+  const compiled = new WeakMap<Json, ValidateFunction>();
+  const validatorFor = (schema: Json): ValidateFunction => {
+    let validate = compiled.get(schema);
     if (!validate) {
-      validate = ajv.compile({ $ref: `${SPEC_ID}${pointer}` });
-      compiled.set(pointer, validate);
+      validate = ajv.compile(schema);
+      compiled.set(schema, validate);
     }
     return validate;
   };
   const problemsOf = (validate: ValidateFunction, value: unknown, what: string): string[] =>
     validate(value) ? [] : (validate.errors ?? []).map((e) => `${what}${e.instancePath} ${e.message ?? 'is invalid'}`);
 
-  const operations = new Map<string, Located>();
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const [method, op] of Object.entries(item ?? {})) {
-      if (isObject(op) && typeof op.operationId === 'string') {
-        operations.set(op.operationId, { node: op, pointer: `#/paths/${escape(path)}/${method}` });
-      }
+  const operations = new Map<string, Json>();
+  for (const item of Object.values(child(resolved, 'paths') ?? {})) {
+    for (const op of Object.values(isObject(item) ? item : {})) {
+      if (isObject(op) && typeof op.operationId === 'string') operations.set(op.operationId, op);
     }
   }
 
@@ -107,18 +79,17 @@ export function createConformance(document: OpenApiDocument = loadBundledSpec())
     const operation = operations.get(operationId);
     if (!operation) return [`${operationId} is not in the contract`];
     const responses = child(operation, 'responses');
-    const declared = responses && (child(responses, String(response.status)) ?? child(responses, 'default'));
+    const declared = child(responses, String(response.status)) ?? child(responses, 'default');
     if (!declared) return [`status ${response.status} is not declared for ${operationId}`];
-    const resolved = resolve(document, declared);
     const problems: string[] = [];
 
-    const content = child(resolved, 'content');
+    const content = child(declared, 'content');
     if (content) {
       const type = (response.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
       const media = child(content, type);
-      const schema = media && child(media, 'schema');
+      const schema = child(media, 'schema');
       if (!media) {
-        problems.push(`content type "${type}" is not declared for ${response.status} (declared: ${Object.keys(content.node).join(', ')})`);
+        problems.push(`content type "${type}" is not declared for ${response.status} (declared: ${Object.keys(content).join(', ')})`);
       } else if (schema) {
         let body: unknown;
         try {
@@ -126,28 +97,27 @@ export function createConformance(document: OpenApiDocument = loadBundledSpec())
         } catch {
           problems.push(`body is not JSON: ${response.text.slice(0, 120)}`);
         }
-        if (body !== undefined) problems.push(...problemsOf(validatorAt(schema.pointer), body, 'body'));
+        if (body !== undefined) problems.push(...problemsOf(validatorFor(schema), body, 'body'));
       }
     }
 
-    const headers = child(resolved, 'headers');
-    for (const name of Object.keys(headers?.node ?? {})) {
-      const header = headers && child(headers, name);
-      if (!header) continue;
-      const spec = resolve(document, header);
+    for (const [name, header] of Object.entries(child(declared, 'headers') ?? {})) {
+      if (!isObject(header)) continue;
       const value = response.headers.get(name);
       if (value === null) {
-        if (spec.node.required === true) problems.push(`required header ${name} is missing`);
+        if (header.required === true) problems.push(`required header ${name} is missing`);
         continue;
       }
-      const schema = child(spec, 'schema');
-      if (schema) problems.push(...problemsOf(validatorAt(schema.pointer), value, `header ${name}`));
+      const schema = child(header, 'schema');
+      if (schema) problems.push(...problemsOf(validatorFor(schema), value, `header ${name}`));
     }
     return problems;
   }
 
   function schemaProblems(name: string, value: unknown): string[] {
-    return problemsOf(validatorAt(`#/components/schemas/${escape(name)}`), value, name);
+    const schema = child(child(child(resolved, 'components'), 'schemas'), name);
+    if (!schema) return [`the contract has no schema ${name}`];
+    return problemsOf(validatorFor(schema), value, name);
   }
 
   return { check, schemaProblems, document };

@@ -11,7 +11,8 @@
  *   method override   X-HTTP-Method-Override and friends, and `_method`, change nothing
  *   existence         without a valid key, an existing, a missing and a malformed pet id get the
  *                     same response byte for byte (but X-Request-Id and Date)
- *   error bodies      every error path answers an Error body without stack frames, paths or SQL
+ *   error bodies      every error path answers its own status and Error code, never a 5xx, with
+ *                     a body without stack frames, paths or SQL
  *   logs              no API key, valid or not, reaches the logs (LOG_LEVEL=debug), wherever the
  *                     client put it; the one exception is the start banner, by design
  *
@@ -390,43 +391,56 @@ describe('an unauthenticated client cannot learn whether a pet exists', () => {
 });
 
 describe('error bodies never carry stack traces, paths or SQL', () => {
-  it('every error path provoked here (and by every test above) answers a clean Error body', async () => {
+  it('every error path provoked here gets its own status and code; no error answer of this file is a 5xx or carries a leak', async () => {
     const json = (body: string, contentType = 'application/json', extra: Record<string, string> = {}) =>
       head('POST', '/v1/pets', { ...auth(), 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), ...extra }) + body;
     const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
-    const cases: Array<[string, string]> = [
-      ['400 limit not a number', head('GET', '/v1/pets?limit=abc', auth())],
-      ['400 limit too large', head('GET', '/v1/pets?limit=100000', auth())],
-      ['400 bad cursor', head('GET', '/v1/pets?cursor=eyJhIjoiJyBPUiAxPTEgLS0ifQ.c2ln', auth())],
-      ['400 status filter injection', head('GET', `/v1/pets?status=${encodeURIComponent("available' OR '1'='1")}`, auth())],
-      ['400 id too large', head('GET', '/v1/pets/9007199254740993', auth())],
-      ['400 id with SQL', head('GET', `/v1/pets/${encodeURIComponent('1; DROP TABLE pets')}`, auth())],
-      ['400 missing fields', json('{}')],
-      ['400 wrong types', json('{"name":42,"categoryId":"x","status":"gone"}')],
-      ['400 unknown field', json('{"name":"A","categoryId":1,"__proto__":{"admin":true},"constructor":1}')],
-      ['400 name with control characters', json('{"name":"a\\u0000b","categoryId":1}')],
-      ['400/500 deeply nested JSON', json(deep)],
-      ['400 malformed JSON', json('{"name": "A", ')],
-      ['400 body shorter than its Content-Length', head('POST', '/v1/pets', { ...auth(), 'Content-Type': 'application/json', 'Content-Length': 10 }) + '{}'],
-      ['401 no key', head('GET', '/v1/pets')],
-      ['404 no such pet', head('GET', '/v1/pets/987654321', auth())],
-      ['404 no such path', head('GET', '/v1/../../etc/passwd', auth())],
-      ['405', head('PATCH', `/v1/pets/${petId}`, auth())],
-      ['413', json('x'.repeat(BODY_LIMIT + 1))],
-      ['415 text/plain', json('{}', 'text/plain')],
-      ['415 unsupported charset', json('{}', 'application/json; charset=latin1')],
-      ['415 unsupported encoding', json('{}', 'application/json', { 'Content-Encoding': 'compress' })],
-      ['415 gzip (compressed bodies are refused)', json('{}', 'application/json', { 'Content-Encoding': 'gzip' })],
+    // Each case with the status and Error code the contract and the README promise for it: a check
+    // that accepted any status ≥ 400 would pass a 500 or a wrong refusal.
+    const cases: Array<[string, string, number, string]> = [
+      ['limit not a number', head('GET', '/v1/pets?limit=abc', auth()), 400, 'validation_failed'],
+      ['limit too large', head('GET', '/v1/pets?limit=100000', auth()), 400, 'validation_failed'],
+      ['bad cursor', head('GET', '/v1/pets?cursor=eyJhIjoiJyBPUiAxPTEgLS0ifQ.c2ln', auth()), 400, 'validation_failed'],
+      ['status filter injection', head('GET', `/v1/pets?status=${encodeURIComponent("available' OR '1'='1")}`, auth()), 400, 'validation_failed'],
+      ['id too large', head('GET', '/v1/pets/9007199254740993', auth()), 400, 'validation_failed'],
+      ['id with SQL', head('GET', `/v1/pets/${encodeURIComponent('1; DROP TABLE pets')}`, auth()), 400, 'validation_failed'],
+      ['missing fields', json('{}'), 400, 'validation_failed'],
+      ['wrong types', json('{"name":42,"categoryId":"x","status":"gone"}'), 400, 'validation_failed'],
+      ['unknown field', json('{"name":"A","categoryId":1,"__proto__":{"admin":true},"constructor":1}'), 400, 'validation_failed'],
+      ['name with control characters', json('{"name":"a\\u0000b","categoryId":1}'), 400, 'validation_failed'],
+      // Well-formed JSON 30,000 levels deep: parsed, then refused as not a NewPet (an array).
+      ['deeply nested JSON', json(deep), 400, 'validation_failed'],
+      ['malformed JSON', json('{"name": "A", '), 400, 'invalid_json'],
+      // Never completes: its answer is the 408 of REQUEST_TIMEOUT_MS.
+      ['body shorter than its Content-Length', head('POST', '/v1/pets', { ...auth(), 'Content-Type': 'application/json', 'Content-Length': 10 }) + '{}', 408, 'service_unavailable'],
+      ['no key', head('GET', '/v1/pets'), 401, 'unauthorized'],
+      ['no such pet', head('GET', '/v1/pets/987654321', auth()), 404, 'not_found'],
+      ['no such path', head('GET', '/v1/../../etc/passwd', auth()), 404, 'not_found'],
+      ['method the path lacks', head('PATCH', `/v1/pets/${petId}`, auth()), 405, 'method_not_allowed'],
+      ['body over 64 KiB', json('x'.repeat(BODY_LIMIT + 1)), 413, 'payload_too_large'],
+      ['text/plain', json('{}', 'text/plain'), 415, 'unsupported_media_type'],
+      ['unsupported charset', json('{}', 'application/json; charset=latin1'), 415, 'unsupported_media_type'],
+      ['unsupported encoding', json('{}', 'application/json', { 'Content-Encoding': 'compress' }), 415, 'unsupported_media_type'],
+      ['gzip (compressed bodies are refused)', json('{}', 'application/json', { 'Content-Encoding': 'gzip' }), 415, 'unsupported_media_type'],
     ];
-    for (const [what, request] of cases) {
-      // The body-shorter case never completes: its answer is the 408 (bounded by REQUEST_TIMEOUT_MS).
+    const wrong: string[] = [];
+    for (const [what, request, status, code] of cases) {
       const { response } = await exchange(server.host, server.port, request, REQUEST_TIMEOUT_MS + CHECK_INTERVAL_MS + SLACK_MS);
-      expect(response.status, what).toBeGreaterThanOrEqual(400);
-      errorResponses.push({ what, status: response.status, body: response.body });
+      errorResponses.push({ what: `${status} ${what}`, status: response.status, body: response.body });
+      let got = '';
+      try {
+        got = String((JSON.parse(response.body) as { code?: unknown }).code);
+      } catch {
+        got = '(no JSON body)';
+      }
+      if (response.status !== status || got !== code) wrong.push(`${what}: expected ${status} ${code}, got ${response.status} ${got} ${response.body.slice(0, 200)}`);
     }
     figure(`error bodies checked: ${errorResponses.length} (statuses ${[...new Set(errorResponses.map((r) => r.status))].sort().join(', ')})`);
+    // All cases first, then one verdict naming every case that got another answer.
+    expect(wrong).toEqual([]);
+    // Every error response of this file, not only these cases: a 5xx is a failure, never a figure.
     const serverErrors = errorResponses.filter((r) => r.status >= 500);
-    if (serverErrors.length) figure(`5xx among them: ${serverErrors.map((r) => `${r.what} -> ${r.status} ${r.body}`).join('; ')}`);
+    expect(serverErrors.map((r) => `${r.what} -> ${r.status} ${r.body.slice(0, 200)}`), '5xx answers').toEqual([]);
 
     const LEAKS: Array<[string, RegExp]> = [
       ['a stack frame', /\bat\s+[\w$.<>]+\s*\(|\n\s+at\s/],
@@ -462,30 +476,32 @@ describe('API keys never reach the logs', () => {
   it('with LOG_LEVEL=debug, wherever the client puts a key, valid or not, no key is logged (the start banner excepted)', async () => {
     const unknown = `ask_${'Z'.repeat(42)}9`;
     const tooLong = `${key}X`;
-    const cases: Array<[string, string]> = [
-      ['valid key', head('GET', '/v1/pets', auth())],
-      ['unknown key of the right shape', head('GET', '/v1/pets', { Authorization: `Bearer ${unknown}` })],
-      ['malformed key (one character too many)', head('GET', '/v1/pets', { Authorization: `Bearer ${tooLong}` })],
-      ['key with the wrong scheme', head('GET', '/v1/pets', { Authorization: `Token ${key}` })],
-      ['key as Basic credentials', head('GET', '/v1/pets', { Authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` })],
-      ['key in X-API-Key', head('GET', '/v1/pets', { 'X-API-Key': key })],
-      ['key in the query string', head('GET', `/v1/pets?api_key=${key}`, auth())],
-      ['key in the query string, no header', head('GET', `/v1/pets?api_key=${key}&token=${unknown}`)],
+    // Each with the answer it must get, so a request that failed for another reason (a 5xx, a
+    // closed socket) cannot pass for one that reached the logging under test.
+    const cases: Array<[string, string, number]> = [
+      ['valid key', head('GET', '/v1/pets', auth()), 200],
+      ['unknown key of the right shape', head('GET', '/v1/pets', { Authorization: `Bearer ${unknown}` }), 401],
+      ['malformed key (one character too many)', head('GET', '/v1/pets', { Authorization: `Bearer ${tooLong}` }), 401],
+      ['key with the wrong scheme', head('GET', '/v1/pets', { Authorization: `Token ${key}` }), 401],
+      ['key as Basic credentials', head('GET', '/v1/pets', { Authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` }), 401],
+      ['key in X-API-Key', head('GET', '/v1/pets', { 'X-API-Key': key }), 401],
+      ['key in the query string', head('GET', `/v1/pets?api_key=${key}`, auth()), 400],
+      ['key in the query string, no header', head('GET', `/v1/pets?api_key=${key}&token=${unknown}`), 401],
       ['key in the body', (() => {
         const body = JSON.stringify({ name: 'Keyholder', categoryId: 1, apiKey: key });
         return head('POST', '/v1/pets', { ...auth(), 'Content-Type': 'application/json', 'Content-Length': body.length }) + body;
-      })()],
+      })(), 400],
       ['key in malformed JSON', (() => {
         const body = `{"apiKey": "${key}", `;
         return head('POST', '/v1/pets', { ...auth(), 'Content-Type': 'application/json', 'Content-Length': body.length }) + body;
-      })()],
-      ['key in a cookie', head('GET', '/v1/pets', { Cookie: `session=${key}` })],
-      ['key in a 431', head('GET', '/v1/pets', { ...auth(), 'X-Padding': 'p'.repeat(20_000) })],
-      ['key in malformed HTTP', `GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nbroken header\r\n\r\n`],
+      })(), 400],
+      ['key in a cookie', head('GET', '/v1/pets', { Cookie: `session=${key}` }), 401],
+      ['key in a 431', head('GET', '/v1/pets', { ...auth(), 'X-Padding': 'p'.repeat(20_000) }), 431],
+      ['key in malformed HTTP', `GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nbroken header\r\n\r\n`, 400],
     ];
-    for (const [what, request] of cases) {
+    for (const [what, request, status] of cases) {
       const { response } = await exchange(server.host, server.port, request);
-      expect(response.status, what).toBeGreaterThanOrEqual(200);
+      expect(response.status, `${what}: ${response.body.slice(0, 200)}`).toBe(status);
     }
     // A failing request with a key: the server could not parse it, and has to say so without the key.
     await sleep(300);

@@ -43,8 +43,10 @@ const SEED_PETS = 40;
 const seed = fuzzSeed();
 const postgresUrl = process.env.DATABASE_URL || undefined;
 
+// Read once, before the suites are defined: the generators are built from it at definition time.
+const contract = await loadContract();
+
 function fuzzSuite(label: string, makeStore: () => Promise<Store>): void {
-  const contract = loadContract();
   const checker = new ResponseContract(contract);
   const ops = { listPets: operation(contract, 'listPets'), createPet: operation(contract, 'createPet'), getPet: operation(contract, 'getPet') };
   const model = new StoreModel();

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
-import { createAnimalStoreClient, type AnimalStoreClient, type NewPet, type Pet } from '../../client/index.js';
+import { createAnimalStoreClient, nextLink, type AnimalStoreClient, type NewPet, type Pet } from '../../client/index.js';
 import type { Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -162,4 +162,31 @@ export async function addPets(t: TestServer, count: number, make: (i: number) =>
     created.push(...batch);
   }
   return created.sort((a, b) => a.id - b.id);
+}
+
+/**
+ * Every pet the server lists: all pages, following `Link: rel="next"` (the client's `nextLink`).
+ * Anything but a 200 with an array throws, so "the count did not change" cannot hold because both
+ * listings failed; a chain of more than `maxPages` pages throws too.
+ */
+export async function listAllPets(t: TestServer, maxPages = 1_000): Promise<Pet[]> {
+  const pets: Pet[] = [];
+  let url: string | undefined = `${t.api}/pets?limit=100`;
+  for (let page = 0; url !== undefined; page++) {
+    if (page >= maxPages) throw new Error(`listPets: more than ${maxPages} pages, the Link chain does not end`);
+    const response = await fetch(url, { headers: { Authorization: `Bearer ${t.key}` } });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text.slice(0, 500)}`);
+    const body = JSON.parse(text) as unknown;
+    if (!Array.isArray(body)) throw new Error(`GET ${url} did not answer an array: ${text.slice(0, 500)}`);
+    pets.push(...(body as Pet[]));
+    const next = nextLink(response.headers.get('link'));
+    url = next === undefined ? undefined : new URL(next, t.origin).toString();
+  }
+  return pets;
+}
+
+/** How many pets the server lists over every page (see listAllPets: a failed listing throws). */
+export async function countPets(t: TestServer): Promise<number> {
+  return (await listAllPets(t)).length;
 }

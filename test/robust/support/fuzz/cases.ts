@@ -13,6 +13,12 @@ export type Expectation =
   /** The spec does not say how this must end: only the properties every response has apply. */
   | { kind: 'any' };
 
+/**
+ * A body sent to an operation that takes none (a GET): refused unread, a 400 whose details name
+ * the body (`in: body`, field `''`, as for any body-level fault).
+ */
+export const bodyNotAllowed: Expectation = { kind: 'reject', statuses: [400], code: 'validation_failed', field: { in: 'body', name: '' } };
+
 export interface InvalidCase {
   family: string;
   wire: WireRequest;

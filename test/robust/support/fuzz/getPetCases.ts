@@ -3,7 +3,7 @@
  * and path values the schema refuses; plus wrong methods, bad keys and stray bodies.
  */
 import fc from 'fast-check';
-import type { InvalidCase, ValidGetCase } from './cases.js';
+import { bodyNotAllowed, type InvalidCase, type ValidGetCase } from './cases.js';
 import { serialize } from './jsonText.js';
 import { benignHeaders, duplicateAuth, encodeAll, encodeText, pathOf, unauthenticated, validAuth, wrongMethod, type Header } from './requestParts.js';
 import { anyJson, invalidParameterText, validValue } from './schemaArbitrary.js';
@@ -77,7 +77,8 @@ export function invalidGetCases(ctx: GetContext): fc.Arbitrary<InvalidCase> {
     wire: get(`${contract.basePath}${op.path.replace(/\/\{[^}]+\}$/, '')}${suffix}`, [auth]),
     expect: { kind: 'any' },
   }));
-  const withBody = anyJson.map((v): InvalidCase => ({ family: 'GET with a JSON body', wire: { ...get(somePath('1'), [auth, ['Content-Type', 'application/json']]), body: Buffer.from(serialize(v)) }, expect: { kind: 'any' } }));
+  // Refused unread, as on listPets: 400 naming the body, whether or not the pet exists.
+  const withBody = anyJson.map((v): InvalidCase => ({ family: 'GET with a JSON body', wire: { ...get(somePath('1'), [auth, ['Content-Type', 'application/json']]), body: Buffer.from(serialize(v)) }, expect: bodyNotAllowed }));
   const dupAuth = duplicateAuth(key).map((headers): InvalidCase => ({ family: 'duplicate Authorization', wire: get(somePath('1'), headers), expect: { kind: 'any' } }));
   const anyValid = validGetCases(ctx).map((c) => c.wire);
 

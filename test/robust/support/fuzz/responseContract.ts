@@ -26,22 +26,22 @@ export class ResponseContract {
   private readonly codeStatus: Map<string, number[]>;
   private readonly compiled = new Map<string, ValidateFunction>();
 
-  constructor(private readonly contract: ContractSpec) {
+  constructor(contract: ContractSpec) {
     this.ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(this.ajv);
     // The spec's integer formats; int64 ids are bounded by `maximum`, so the format only says "integer".
     this.ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
     this.ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
-    this.errorSchema = this.compile({ $ref: '#/components/schemas/Error' });
+    this.errorSchema = this.compile(contract.schemaAt('#/components/schemas/Error'));
     this.codeStatus = errorCodeStatuses(contract);
   }
 
-  /** A validator for `schema`, whose `$ref`s point into the spec's components. */
+  /** A validator for `schema`, a schema of the contract with its `$ref`s resolved (spec.ts). */
   compile(schema: JsonSchema): ValidateFunction {
     const key = JSON.stringify(schema);
     let fn = this.compiled.get(key);
     if (!fn) {
-      fn = this.ajv.compile({ components: this.contract.document.components, allOf: [schema] });
+      fn = this.ajv.compile(schema);
       this.compiled.set(key, fn);
     }
     return fn;

@@ -1,8 +1,8 @@
 /**
  * Schema → arbitrary, for the JSON-Schema subset the spec uses: type (integer, string, object,
  * array), enum, minimum/maximum, minLength/maxLength (in code points, as JSON Schema and Ajv
- * count), pattern, required, additionalProperties/unevaluatedProperties false, allOf and $ref
- * (flattened by the contract), default (an optional field with a default may be left out).
+ * count), pattern, required, additionalProperties/unevaluatedProperties false, allOf (flattened
+ * by the contract, whose `$ref`s are resolved when it is loaded), default (an optional field with a default may be left out).
  *
  * `validValue` draws values the schema accepts, biased to its edges (bounds, both length limits,
  * every enum value). `invalidValue` draws values it refuses, each with the field at fault, so a

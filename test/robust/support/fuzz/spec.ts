@@ -1,15 +1,15 @@
 /**
  * The contract as the fuzzer reads it: generated/openapi.json, loaded at test time, with `$ref`s
- * resolved. Everything the generators and checks know about an operation (its method and path,
+ * resolved by the tests' one resolver (test/support/dereference.ts) on a copy. Everything the generators and checks know about an operation (its method and path,
  * parameters, body schema, declared statuses and headers, the body limit) comes from here, so a
  * change to the spec changes what is fuzzed and what is expected without touching the tests.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dereferenceDocument } from '../../../support/dereference.js';
 
-/** The JSON-Schema subset the spec uses (OpenAPI 3.1 = JSON Schema 2020-12). */
+/** The JSON-Schema subset the spec uses (OpenAPI 3.1 = JSON Schema 2020-12), `$ref`s resolved. */
 export interface JsonSchema {
-  $ref?: string;
   type?: string;
   format?: string;
   enum?: readonly unknown[];
@@ -62,15 +62,18 @@ export interface OperationSpec {
 }
 
 export interface ContractSpec {
+  /** The contract as written (`$ref`s in place), for readers that resolve it themselves. */
   document: Record<string, unknown>;
   /** `/v1`, from the first server URL. */
   basePath: string;
   operations: Record<string, OperationSpec>;
   /** The methods the spec declares for each path (upper case), for 405 `Allow` checks. */
   methodsByPath: Record<string, string[]>;
-  /** Resolves `$ref`s (recursively at the top level only) and flattens `allOf`. */
+  /** Flattens `allOf` (the schemas here have no `$ref` left). */
   resolve(schema: JsonSchema): JsonSchema;
-  /** The schema a `#/components/...` pointer names. */
+  /** The schema a `#/components/...` pointer names, as written (`$ref`s resolved, `allOf` kept): for validators. */
+  schemaAt(pointer: string): JsonSchema;
+  /** The same, flattened: for generators and the facts read from descriptions. */
   component(pointer: string): JsonSchema;
 }
 
@@ -80,41 +83,22 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Follows a local JSON pointer (`#/components/schemas/Pet`). */
-function pointerTarget(document: Record<string, unknown>, ref: string): unknown {
-  if (!ref.startsWith('#/')) throw new Error(`only local $refs are supported, got ${ref}`);
-  let node: unknown = document;
-  for (const raw of ref.slice(2).split('/')) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isRecord(node) || !(key in node)) throw new Error(`$ref ${ref} does not resolve`);
-    node = node[key];
-  }
-  return node;
-}
-
-/** Follows `$ref` chains of any OpenAPI object (parameter, response, header). */
-function deref(document: Record<string, unknown>, value: unknown): Record<string, unknown> {
-  let node = value;
-  for (let hops = 0; isRecord(node) && typeof node.$ref === 'string'; hops++) {
-    if (hops > 32) throw new Error('$ref cycle');
-    node = pointerTarget(document, node.$ref);
-  }
-  if (!isRecord(node)) throw new Error('expected an object');
-  return node;
+/** An OpenAPI object (path item, parameter, response, header) of the dereferenced document. */
+function object(value: unknown, what: string): Record<string, unknown> {
+  if (!isRecord(value)) throw new Error(`${what}: expected an object`);
+  return value;
 }
 
 /**
- * One schema from a `$ref`/`allOf` combination. allOf is an intersection; for the keywords this
- * spec uses, that means: the tighter bound wins, `required` lists add up, `properties` merge,
- * enums intersect. The outer schema's own keywords (`default`, `description`) are kept.
+ * One schema from an `allOf` combination. allOf is an intersection; for the keywords this spec
+ * uses, that means: the tighter bound wins, `required` lists add up, `properties` merge, enums
+ * intersect. The outer schema's own keywords (`default`, `description`) are kept.
  */
-function flatten(document: Record<string, unknown>, schema: JsonSchema): JsonSchema {
-  const base = schema.$ref ? flatten(document, pointerTarget(document, schema.$ref) as JsonSchema) : {};
+function flatten(schema: JsonSchema): JsonSchema {
   const own: JsonSchema = { ...schema };
-  delete own.$ref;
   delete own.allOf;
-  let merged = mergeSchemas(base, own);
-  for (const part of schema.allOf ?? []) merged = mergeSchemas(merged, flatten(document, part));
+  let merged = mergeSchemas({}, own);
+  for (const part of schema.allOf ?? []) merged = mergeSchemas(merged, flatten(part));
   return merged;
 }
 
@@ -133,12 +117,12 @@ function mergeSchemas(a: JsonSchema, b: JsonSchema): JsonSchema {
   return out;
 }
 
-function responseSpec(document: Record<string, unknown>, raw: unknown): ResponseSpec {
-  const response = deref(document, raw);
+function responseSpec(raw: unknown, what: string): ResponseSpec {
+  const response = object(raw, what);
   const headers: Record<string, HeaderSpec> = {};
   for (const [name, header] of Object.entries(isRecord(response.headers) ? response.headers : {})) {
-    const h = deref(document, header);
-    headers[name] = { required: h.required === true, schema: flatten(document, (h.schema ?? {}) as JsonSchema) };
+    const h = object(header, `${what} header ${name}`);
+    headers[name] = { required: h.required === true, schema: flatten((h.schema ?? {}) as JsonSchema) };
   }
   const content = isRecord(response.content) ? response.content : {};
   const json = isRecord(content['application/json']) ? content['application/json'] : undefined;
@@ -150,8 +134,10 @@ function responseSpec(document: Record<string, unknown>, raw: unknown): Response
 }
 
 /** Reads and indexes the bundled contract. */
-export function loadContract(path = join(process.cwd(), 'generated', 'openapi.json')): ContractSpec {
+export async function loadContract(path = join(process.cwd(), 'generated', 'openapi.json')): Promise<ContractSpec> {
   const document = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  const dereferenced = await dereferenceDocument(document);
+  const resolved = dereferenced.document;
   const servers = document.servers as Array<{ url: string }> | undefined;
   const firstServer = servers?.[0]?.url;
   if (!firstServer) throw new Error('the spec declares no server');
@@ -159,34 +145,34 @@ export function loadContract(path = join(process.cwd(), 'generated', 'openapi.js
 
   const operations: Record<string, OperationSpec> = {};
   const methodsByPath: Record<string, string[]> = {};
-  for (const [path, rawItem] of Object.entries((document.paths ?? {}) as Record<string, unknown>)) {
-    const item = deref(document, rawItem);
+  for (const [path, rawItem] of Object.entries((resolved.paths ?? {}) as Record<string, unknown>)) {
+    const item = object(rawItem, `path ${path}`);
     methodsByPath[path] = [];
     for (const method of HTTP_METHODS) {
       const op = item[method];
       if (!isRecord(op) || typeof op.operationId !== 'string') continue;
       methodsByPath[path].push(method.toUpperCase());
       const parameters = [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])].map((p): ParameterSpec => {
-        const param = deref(document, p);
+        const param = object(p, `${String(op.operationId)} parameter`);
         const spec: ParameterSpec = {
           name: String(param.name),
           in: param.in as ParameterSpec['in'],
           required: param.required === true,
-          schema: flatten(document, (param.schema ?? {}) as JsonSchema),
+          schema: flatten((param.schema ?? {}) as JsonSchema),
         };
         if (typeof param.description === 'string') spec.description = param.description;
         return spec;
       });
       let requestBody: OperationSpec['requestBody'];
       if (op.requestBody !== undefined) {
-        const body = deref(document, op.requestBody);
+        const body = object(op.requestBody, `${op.operationId} requestBody`);
         const content = isRecord(body.content) ? body.content : {};
         const json = content['application/json'];
         if (!isRecord(json) || !isRecord(json.schema)) throw new Error(`${op.operationId}: only application/json bodies are supported`);
         requestBody = { required: body.required === true, mediaTypes: Object.keys(content), schema: json.schema as JsonSchema };
       }
       const responses: Record<string, ResponseSpec> = {};
-      for (const [status, raw] of Object.entries(isRecord(op.responses) ? op.responses : {})) responses[status] = responseSpec(document, raw);
+      for (const [status, raw] of Object.entries(isRecord(op.responses) ? op.responses : {})) responses[status] = responseSpec(raw, `${op.operationId} ${status}`);
       operations[op.operationId] = { operationId: op.operationId, method: method.toUpperCase(), path, parameters, requestBody, responses };
     }
   }
@@ -196,8 +182,9 @@ export function loadContract(path = join(process.cwd(), 'generated', 'openapi.js
     basePath,
     operations,
     methodsByPath,
-    resolve: (schema) => flatten(document, schema),
-    component: (pointer) => flatten(document, { $ref: pointer }),
+    resolve: flatten,
+    schemaAt: (pointer) => object(dereferenced.at(pointer), pointer) as JsonSchema,
+    component: (pointer) => flatten(object(dereferenced.at(pointer), pointer) as JsonSchema),
   };
 }
 
