@@ -33,7 +33,7 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
@@ -42,14 +42,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return Number(raw);
 }
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+function readOneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}; got "${raw}"`);
   return raw as T;
 }
 
-function databaseUrl(env: Env): string | undefined {
+function readDatabaseUrl(env: Env): string | undefined {
   const raw = env.DATABASE_URL;
   if (raw === undefined || raw === '') return undefined;
   let url: URL;
@@ -66,24 +66,24 @@ function databaseUrl(env: Env): string | undefined {
 
 /** Reads and checks the environment; a bad value is an error naming the variable. */
 export function loadConfig(env: Env = process.env): Config {
-  const mode = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
-  const validate = oneOf(env, 'VALIDATE_RESPONSES', ['true', 'false'], mode === 'production' ? 'false' : 'true');
+  const mode = readOneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
+  const validate = readOneOf(env, 'VALIDATE_RESPONSES', ['true', 'false'], mode === 'production' ? 'false' : 'true');
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
   if (!/^[A-Za-z0-9.:-]+$/.test(host)) throw new ConfigError(`HOST must be a host name or IP address; got "${host}"`);
-  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 1_000, 120_000);
-  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1_000, 600_000);
+  const headersTimeoutMs = readInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 1_000, 120_000);
+  const requestTimeoutMs = readInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1_000, 600_000);
   // node:http refuses to start otherwise: the headers are part of the request.
   if (headersTimeoutMs > requestTimeoutMs) {
     throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be larger than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
   }
   return {
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port: readInteger(env, 'PORT', 8080, 0, 65535),
     host,
-    databaseUrl: databaseUrl(env),
+    databaseUrl: readDatabaseUrl(env),
     sqlitePath: resolve(projectRoot, env.SQLITE_PATH || 'data/animal-store.sqlite'),
-    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logLevel: readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     validateResponses: validate === 'true',
-    keyRefreshMs: integer(env, 'KEY_REFRESH_MS', 2000, 100, 4000),
+    keyRefreshMs: readInteger(env, 'KEY_REFRESH_MS', 2000, 100, 4000),
     headersTimeoutMs,
     requestTimeoutMs,
   };

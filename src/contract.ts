@@ -4,14 +4,16 @@
  * declares for its operation; the compiler rejects any other status or body shape, and the
  * handler map must have exactly one handler per operation.
  */
-import type { components, operations } from '../generated/openapi.js';
+import type { operations } from '../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
+import { errorBody, type ErrorBody, type JsonText } from './schemas.js';
 import type { PetStore } from './store/types.js';
 
+// Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts is passed on.
+export { errorBody };
+export type { ErrorBody, ErrorCode, Schemas } from './schemas.js';
+
 export type OperationId = keyof operations;
-export type Schemas = components['schemas'];
-export type ErrorBody = Schemas['Error'];
-export type ErrorCode = Schemas['ErrorCode'];
 
 type Parameters<O extends OperationId> = operations[O]['parameters'];
 type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] extends [undefined] ? Record<string, never> : NonNullable<V>) : Record<string, never>;
@@ -38,16 +40,6 @@ type DeclaredHeaders<R> = R extends { headers: infer H }
 /** Statuses that the spec's `default` Error response covers for a handler. */
 export type DefaultStatus = 501 | 503;
 
-/**
- * A body the database already serialised (a page of pets as `json_group_array`/`json_agg`): sent
- * as it is, never parsed and serialised again. `T` is what the text holds, so the handler map
- * still checks it against the spec; in test and dev the response check parses and validates it.
- */
-export class JsonText<T> {
-  declare readonly holds?: T;
-  constructor(readonly text: string) {}
-}
-
 type ResultFor<R, S> = {
   status: S;
   body: JsonContent<R> | (JsonContent<R> extends undefined ? never : JsonText<JsonContent<R>>);
@@ -72,10 +64,6 @@ export type Handler<O extends OperationId> = (request: HandlerRequest<O>, deps: 
 
 /** The handler map: exactly one handler for every operation in the spec. */
 export type Handlers = { [O in OperationId]: Handler<O> };
-
-export function errorBody(status: number, code: ErrorCode, message: string, details?: ErrorBody['details']): ErrorBody {
-  return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
-}
 
 /** The answer of a scaffolded handler that nobody has written yet. */
 export function notImplemented(operationId: OperationId): { status: 501; body: ErrorBody } {

@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
-import type { PetStatus } from './store/types.js';
+import type { PetStatus } from './schemas.js';
 
 /** Where a page ends, and the filter it was issued for. */
 export interface CursorPosition {
@@ -29,7 +29,7 @@ export function createCursorCodec(secret: string): CursorCodec {
   // HMAC costs more here than the rest of a page's paging. So recent results are kept, bounded.
   const encoded = new BoundedCache<string, string>(CACHED_CURSORS);
   const decoded = new BoundedCache<string, CursorPosition>(CACHED_CURSORS);
-  const encode = ({ afterId, status }: CursorPosition): string => {
+  const encodeUncached = ({ afterId, status }: CursorPosition): string => {
     const payload = Buffer.from(JSON.stringify(status ? { a: afterId, s: status } : { a: afterId })).toString('base64url');
     return `${payload}.${sign(payload).toString('base64url')}`;
   };
@@ -38,7 +38,7 @@ export function createCursorCodec(secret: string): CursorCodec {
       const id = `${position.afterId}|${position.status ?? ''}`;
       let cursor = encoded.get(id);
       if (cursor === undefined) {
-        cursor = encode(position);
+        cursor = encodeUncached(position);
         encoded.set(id, cursor);
       }
       return cursor;
@@ -46,14 +46,15 @@ export function createCursorCodec(secret: string): CursorCodec {
     decode(cursor) {
       const known = decoded.get(cursor);
       if (known) return known;
-      const position = verify(cursor);
+      const position = verifiedPosition(cursor);
       // Only cursors this service issued are kept: junk cannot push them out.
       if (position) decoded.set(cursor, position);
       return position;
     },
   };
 
-  function verify(cursor: string): CursorPosition | undefined {
+  /** The position a cursor holds when its signature is ours and its payload well-formed. */
+  function verifiedPosition(cursor: string): CursorPosition | undefined {
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) return undefined;
     const given = Buffer.from(signature, 'base64url');

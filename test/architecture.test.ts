@@ -1,10 +1,14 @@
 /**
  * The framework and the drivers are adapters at the edge: handlers know neither HTTP nor SQL,
- * and each library is imported by the one folder that adapts it.
+ * and each library is imported by the one folder that adapts it. The layers import downward
+ * only, and no module imports itself through others: dependency-cruiser reads the import graph
+ * as TypeScript sees it (type-only imports included, `./x.js` resolved to `./x.ts`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { cruise, type ICruiseResult } from 'dependency-cruiser';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = process.cwd();
 
@@ -22,6 +26,63 @@ function importsOf(file: string): string[] {
 
 const runtime = [...sources('src'), ...sources('handlers')];
 
+/**
+ * The import graph of the modules under `folders` (paths relative to the project), with
+ * dependency-cruiser's `no-circular` rule applied. Type-only imports are kept
+ * (`tsPreCompilationDeps`): the compiler erases them, but they tie layers together all the same.
+ */
+async function importGraph(folders: readonly string[]): Promise<ICruiseResult> {
+  const { output } = await cruise(
+    [...folders],
+    {
+      baseDir: root,
+      tsPreCompilationDeps: true,
+      includeOnly: `^(${folders.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})/`,
+      validate: true,
+      ruleSet: { forbidden: [{ name: 'no-circular', severity: 'error', from: {}, to: { circular: true } }] },
+    },
+    {},
+    { tsConfig: extractTSConfig(join(root, 'tsconfig.json')) },
+  );
+  if (typeof output === 'string') throw new Error('dependency-cruiser returned a report, not a graph');
+  return output;
+}
+
+/** Each import cycle once, as `a.ts → b.ts → a.ts`, starting from its first module in name order. */
+function cyclesIn(graph: ICruiseResult): string[] {
+  const cycles = new Set<string>();
+  for (const violation of graph.summary.violations) {
+    if (violation.rule.name !== 'no-circular' || !violation.cycle) continue;
+    // The cycle dependency-cruiser reports runs from `violation.from` round to it again.
+    const members = violation.cycle.map((step) => step.name);
+    const first = members.indexOf([...members].sort()[0] ?? '');
+    const rotated = [...members.slice(first), ...members.slice(0, first)];
+    cycles.add([...rotated, rotated[0]].join(' → '));
+  }
+  return [...cycles].sort();
+}
+
+/**
+ * The layers, and which each may import (its own included). A module is in the first layer whose
+ * pattern matches its path; test 'every module is in a layer' keeps the table complete.
+ */
+const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly string[] }> = [
+  // The spec's types, configuration, logging, reading the spec, and which errors mean an outage.
+  { layer: 'shared', files: /^src\/(paths|config|logger|spec|schemas|unavailable)\.ts$/, mayImport: ['shared'] },
+  // The handler contract and what it hands to handlers: the store's interface, cursors; API keys' format.
+  { layer: 'core', files: /^src\/(contract|cursor|store\/types|auth\/apiKey)\.ts$/, mayImport: ['shared', 'core'] },
+  { layer: 'handlers', files: /^handlers\//, mayImport: ['core', 'handlers'] },
+  { layer: 'store', files: /^src\/store\//, mayImport: ['shared', 'core', 'store'] },
+  { layer: 'auth', files: /^src\/auth\//, mayImport: ['shared', 'core', 'auth'] },
+  { layer: 'http', files: /^src\/http\//, mayImport: ['shared', 'core', 'auth', 'http'] },
+  // Composes everything: the only modules that may import every layer.
+  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'core', 'handlers', 'store', 'auth', 'http', 'composition'] },
+];
+
+function layerOf(file: string): (typeof LAYERS)[number] | undefined {
+  return LAYERS.find((l) => l.files.test(file));
+}
+
 describe('architecture', () => {
   it('handlers import nothing but the typed contract (no Express, no SQL, no drivers)', () => {
     for (const file of sources('handlers')) {
@@ -35,6 +96,10 @@ describe('architecture', () => {
   const owners: Array<[string, RegExp]> = [
     ['express', /^src\/http\//],
     ['openapi-backend', /^src\/http\//],
+    ['node:http', /^src\/http\//],
+    ['node:net', /^src\/http\//],
+    ['raw-body', /^src\/http\//],
+    ['content-type', /^src\/http\//],
     ['kysely', /^src\/store\//],
     ['better-sqlite3', /^src\/store\/database\.ts$/],
     ['pg', /^src\/store\/database\.ts$/],
@@ -44,5 +109,47 @@ describe('architecture', () => {
     const users = runtime.filter((file) => importsOf(file).some((s) => s === library || s.startsWith(`${library}/`)));
     expect(users.length).toBeGreaterThan(0);
     for (const file of users) expect(file, `${file} imports ${library}`).toMatch(owner);
+  });
+
+  describe('the import graph of src/ and handlers/ (dependency-cruiser)', () => {
+    let graph: ICruiseResult;
+    beforeAll(async () => {
+      graph = await importGraph(['src', 'handlers']);
+    });
+
+    it('holds every module, with every import resolved (so no check below can pass by missing one)', () => {
+      expect(graph.modules.map((m) => m.source).sort()).toEqual([...runtime].sort());
+      const unresolved = graph.modules.flatMap((m) => m.dependencies.filter((d) => d.couldNotResolve).map((d) => `${m.source} imports ${d.module}`));
+      expect(unresolved).toEqual([]);
+      // Type-only imports are in the graph: contract.ts takes the store's interface as a type alone.
+      const contract = graph.modules.find((m) => m.source === 'src/contract.ts');
+      expect(contract?.dependencies.find((d) => d.resolved === 'src/store/types.ts')?.dependencyTypes).toContain('type-only');
+    });
+
+    it('has no import cycle, type-only imports included', () => {
+      expect(cyclesIn(graph)).toEqual([]);
+    });
+
+    it('every module is in a layer, and imports only from the layers its own may import', () => {
+      const misplaced: string[] = [];
+      for (const module of graph.modules) {
+        const from = layerOf(module.source);
+        if (!from) {
+          misplaced.push(`${module.source} is in no layer`);
+          continue;
+        }
+        for (const dependency of module.dependencies) {
+          const to = layerOf(dependency.resolved);
+          if (!to || !from.mayImport.includes(to.layer)) misplaced.push(`${module.source} (${from.layer}) imports ${dependency.resolved} (${to?.layer ?? 'no layer'})`);
+        }
+      }
+      expect(misplaced).toEqual([]);
+    });
+  });
+
+  it('the same cycle check reports a cycle closed by type-only imports with .js specifiers (test/fixtures/architecture/cycle)', async () => {
+    const fixture = await importGraph(['test/fixtures/architecture/cycle']);
+    expect(fixture.modules).toHaveLength(4);
+    expect(cyclesIn(fixture)).toEqual(['test/fixtures/architecture/cycle/a.ts → test/fixtures/architecture/cycle/b.ts → test/fixtures/architecture/cycle/c.ts → test/fixtures/architecture/cycle/a.ts']);
   });
 });

@@ -20,16 +20,6 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-/**
- * The token of an `Authorization: Bearer <token>` header (RFC 6750; the scheme name is
- * case-insensitive), or undefined when the header is missing or not of that form.
- */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^bearer +([^ ]+) *$/i.exec(header);
-  return match?.[1];
-}
-
 const KEY_ANYWHERE = /ask_[A-Za-z0-9_-]{43}/g;
 
 /** Text that is safe to log or echo: every key-shaped token masked (a client may put one anywhere). */

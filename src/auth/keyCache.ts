@@ -1,7 +1,12 @@
-import type { ApiKeyStore } from '../store/apiKeys.js';
 import { hashApiKey, isWellFormedApiKey } from './apiKey.js';
 
 export type KeyVerdict = 'valid' | 'invalid' | 'unavailable';
+
+/** Where the active keys come from: the API key store (../store/apiKeys.ts), which the server hands in. */
+export interface ActiveKeySource {
+  /** Hashes of every key that is not revoked. */
+  activeHashes(): Promise<string[]>;
+}
 
 export interface KeyCacheOptions {
   /** How often the set of active keys is reloaded: the bound on revocation reaching this instance. */
@@ -24,11 +29,12 @@ export class KeyCache {
   private refreshing: Promise<void> | undefined;
 
   constructor(
-    private readonly store: ApiKeyStore,
+    private readonly store: ActiveKeySource,
     private readonly options: KeyCacheOptions,
   ) {}
 
-  async start(): Promise<void> {
+  /** Loads the keys, then reloads them every `refreshMs` until stopRefreshing. */
+  async startRefreshing(): Promise<void> {
     await this.refresh();
     this.timer = setInterval(() => {
       this.refresh().catch((error: unknown) => this.options.onRefreshError?.(error));
@@ -36,7 +42,7 @@ export class KeyCache {
     this.timer.unref();
   }
 
-  stop(): void {
+  stopRefreshing(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }

@@ -10,16 +10,15 @@
  * more CPU than a whole listPets, and the performance budget cannot be met through it. Express
  * still serves everything outside the API (contract, docs).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, OpenAPIBackend, Operation, Request } from 'openapi-backend';
-import type { HandlerDeps, Handlers } from '../contract.js';
 import { redactApiKeys } from '../auth/apiKey.js';
-import type { Logger } from '../logger.js';
+import type { HandlerDeps, Handlers } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
-import { drain, hasBody, readJsonBody, type BodyRefusal } from './body.js';
-import { beginResponse, type Responder } from './respond.js';
-import { registerSecurityHandlers, type KeyChecker, unauthorized } from './security.js';
-import { detailsOf, summarise } from './validation.js';
+import { drain, readJsonBody, type BodyRefusal } from './body.js';
+import type { Exchange } from './exchange.js';
+import type { Responder } from './respond.js';
+import { registerSecurityHandlers, unauthorizedAnswer, type KeyChecker } from './security.js';
+import { detailsOf, summariseDetails } from './validation.js';
 
 type Result = { status: number; body: unknown; headers?: Record<string, string> | undefined };
 type AnyHandler = (request: HandlerRequestParts, deps: HandlerDeps) => Promise<Result>;
@@ -34,15 +33,6 @@ interface HandlerRequestParts {
   body: unknown;
 }
 
-/** One request on its way through openapi-backend: the second argument of every handler. */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  reqId: string;
-  /** The request as openapi-backend reads it. */
-  request: Request;
-}
-
 export interface ApiOptions {
   backend: OpenAPIBackend;
   document: OpenApiDocument;
@@ -50,7 +40,6 @@ export interface ApiOptions {
   deps: HandlerDeps;
   keys: KeyChecker;
   responder: Responder;
-  logger: Logger;
   /** The API's base path (`/v1`), openapi-backend's apiRoot. */
   basePath: string;
 }
@@ -58,18 +47,26 @@ export interface ApiOptions {
 export interface Api {
   /** True when the URL is under the API's base path. */
   serves(url: string): boolean;
-  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Answers the exchange through openapi-backend (the exchange is every handler's second argument). */
+  handle(exchange: Exchange): void;
 }
 
 /** A request answered before its handler: thrown out of openapi-backend's request pipeline. */
 class Refusal {
-  constructor(
-    readonly operationId: string | undefined,
-    readonly answer: BodyRefusal | { status: 400; code: 'validation_failed'; message: string; details: Detail[] } | undefined,
-  ) {}
+  constructor(readonly answer: BodyRefusal | { status: 400; code: 'validation_failed'; message: string; details: Detail[] } | undefined) {}
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** The request's path without its query, as the client sent it (openapi-backend's own copy is normalised). */
+function pathOf(exchange: Exchange): string {
+  return (exchange.req.url ?? '/').split('?', 1)[0] ?? '';
+}
+
+/** The request's method as the client sent it (openapi-backend's own copy is lower-cased). */
+function methodOf(exchange: Exchange): string {
+  return exchange.req.method ?? 'GET';
+}
 
 /** Header and cookie parameters as the spec names them, picked from what openapi-backend parsed. */
 function declaredParameters(operation: Operation, where: 'header' | 'cookie', values: Record<string, unknown>): Record<string, unknown> {
@@ -87,7 +84,8 @@ export function createApi(options: ApiOptions): Api {
   const { backend, responder } = options;
   const handlerMap = options.handlers as unknown as Record<string, AnyHandler>;
 
-  const operationHandler = (handler: AnyHandler) => async (context: Context, exchange: Exchange) => {
+  /** openapi-backend's handler for one operation: calls our handler with the typed request, sends its result. */
+  const callHandler = (handler: AnyHandler) => async (context: Context, exchange: Exchange) => {
     const operation = context.operation;
     const request = context.request;
     let result: Result;
@@ -103,10 +101,10 @@ export function createApi(options: ApiOptions): Api {
       options.deps,
       );
     } catch (error) {
-      responder.failure(exchange.res, exchange.reqId, error, operation.operationId);
+      responder.sendFailure(exchange, error);
       return;
     }
-    responder.send(exchange.res, operation.operationId, result.status, result.body, result.headers ? { ...result.headers } : {});
+    responder.send(exchange, result.status, result.body, result.headers ? { ...result.headers } : {});
   };
 
   /** The methods a path has, for a 405's Allow header: asked of openapi-backend's router. */
@@ -115,43 +113,46 @@ export function createApi(options: ApiOptions): Api {
   }
 
   const operationHandlers: Record<string, (context: Context, exchange: Exchange) => Promise<void>> = {};
-  for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = operationHandler(handler);
+  for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = callHandler(handler);
 
   backend.register({
     ...operationHandlers,
-    notFound: (_context: Context, { res, request }: Exchange) => {
-      responder.sendError(res, 404, 'not_found', `No such path: ${redactApiKeys(request.path.split('?', 1)[0] ?? '')}`);
+    notFound: (_context: Context, exchange: Exchange) => {
+      responder.sendError(exchange, 404, 'not_found', `No such path: ${redactApiKeys(pathOf(exchange))}`);
     },
-    methodNotAllowed: (_context: Context, { res, request }: Exchange) => {
-      const path = request.path.split('?', 1)[0] ?? '';
+    methodNotAllowed: (_context: Context, exchange: Exchange) => {
+      const path = pathOf(exchange);
       const allow = allowedMethods(path).join(', ');
-      responder.sendError(res, 405, 'method_not_allowed', `${request.method} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
+      responder.sendError(exchange, 405, 'method_not_allowed', `${methodOf(exchange)} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
     },
-    unauthorizedHandler: (context: Context, { res }: Exchange) => {
+    unauthorizedHandler: (context: Context, exchange: Exchange) => {
       // Nothing of the body is read past this point, so a bad key costs no body parsing.
-      res.setHeader('Connection', 'close');
-      const answer = unauthorized(context);
-      responder.sendError(res, answer.status, answer.code, answer.message, { headers: answer.headers });
+      exchange.res.setHeader('Connection', 'close');
+      const answer = unauthorizedAnswer(context);
+      responder.sendError(exchange, answer.status, answer.code, answer.message, { headers: answer.headers });
     },
     // Runs once security has passed (or the operation needs none), before validation: the body is read here.
     postSecurityHandler: async (context: Context, exchange: Exchange) => {
       const security = context.security as { authorized?: boolean } | undefined;
+      // A failed key check is answered outside any operation (no deprecation headers; checked as
+      // an Error only), so the exchange takes its operation only past this point.
       if (security?.authorized === false && (context.operation.security ?? []).length > 0) return;
-      if (!hasBody(exchange.req)) return;
+      exchange.operationId = context.operation.operationId;
+      if (exchange.body === 'none') return;
       const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
       if (!requestBody) {
-        drain(exchange.req);
+        drain(exchange);
         const details = [{ in: 'body' as const, field: '', message: 'is not allowed: this operation takes no request body' }];
-        throw new Refusal(context.operation.operationId, { status: 400, code: 'validation_failed', message: summarise(details), details });
+        throw new Refusal({ status: 400, code: 'validation_failed', message: summariseDetails(details), details });
       }
-      const outcome = await readJsonBody(exchange.req, Object.keys(requestBody.content ?? {}));
-      if (!outcome.ok) throw new Refusal(context.operation.operationId, outcome.refusal);
+      const outcome = await readJsonBody(exchange, Object.keys(requestBody.content ?? {}));
+      if (!outcome.ok) throw new Refusal(outcome.refusal);
       // openapi-backend validates (and fills defaults into) the request it parsed; see patches/.
       context.request.requestBody = outcome.value;
     },
-    validationFail: (context: Context, { res }: Exchange) => {
+    validationFail: (context: Context, exchange: Exchange) => {
       const details = detailsOf(context.validation.errors ?? []);
-      responder.sendError(res, 400, 'validation_failed', summarise(details), { operationId: context.operation.operationId, details });
+      responder.sendError(exchange, 400, 'validation_failed', summariseDetails(details), { details });
     },
   });
   registerSecurityHandlers(backend, options.document, options.keys);
@@ -162,30 +163,29 @@ export function createApi(options: ApiOptions): Api {
       const end = options.basePath.length;
       return url.startsWith(options.basePath) && (url.length === end || url[end] === '/' || url[end] === '?');
     },
-    handle(req, res) {
-      const reqId = beginResponse(req, res, options.logger);
+    handle(exchange) {
+      const { req } = exchange;
       // Node's header values are strings (or string[] for a repeated Set-Cookie-like header), never undefined.
-      const request: Exchange['request'] = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers as Request['headers'] };
-      const exchange: Exchange = { req, res, reqId, request };
+      const request: Request = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers as Request['headers'] };
       backend.handleRequest(request, exchange).then(
         () => {
           // Whatever answered without reading a body it was sent (404, 405, 401) drains it.
-          if (!req.complete && hasBody(req) && req.readableFlowing !== true) drain(req);
+          if (exchange.body === 'unread' && !req.complete) drain(exchange);
         },
         (error: unknown) => {
           if (error instanceof URIError) {
             // openapi-backend's path parsing (bath-es5) decodes each segment and throws on a bad escape.
             const details = [{ in: 'path' as const, field: '', message: 'is not valid percent-encoding' }];
-            responder.sendError(res, 400, 'validation_failed', summarise(details), { details });
+            responder.sendError(exchange, 400, 'validation_failed', summariseDetails(details), { details });
             return;
           }
           if (!(error instanceof Refusal)) {
-            responder.failure(res, reqId, error);
+            responder.sendFailure(exchange, error);
             return;
           }
           const answer = error.answer;
           if (!answer) return; // the client went away mid-body
-          responder.sendError(res, answer.status, answer.code, answer.message, { operationId: error.operationId, details: 'details' in answer ? answer.details : undefined });
+          responder.sendError(exchange, answer.status, answer.code, answer.message, { details: 'details' in answer ? answer.details : undefined });
         },
       );
     },

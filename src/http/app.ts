@@ -6,17 +6,18 @@
  * it sooner waits for that import.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { HandlerDeps, Handlers } from '../contract.js';
-import { errorBody } from '../contract.js';
 import type { KeyVerdict } from '../auth/keyCache.js';
+import type { HandlerDeps, Handlers } from '../contract.js';
 import type { Logger } from '../logger.js';
+import { errorBody } from '../schemas.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import { createApi } from './api.js';
 import { deprecationHeaders } from './deprecation.js';
-import { beginResponse, createResponder, writeJson } from './respond.js';
+import { beginExchange, type Exchange } from './exchange.js';
+import { createResponder, writeJson } from './respond.js';
 import { ResponseChecker, type ContractViolation } from './responseChecker.js';
 import { createOpenApiBackend } from './validation.js';
-
+import type { WebLane } from './web.js';
 
 export interface AppOptions {
   document: OpenApiDocument;
@@ -41,11 +42,6 @@ export interface App {
 const READY_TIMEOUT_MS = 2000;
 const WEB_WARMUP_MS = 1000;
 
-/** The request id that beginResponse set, read back from the response. */
-function requestIdOf(res: ServerResponse): string {
-  return String(res.getHeader('X-Request-Id'));
-}
-
 export function createApp(options: AppOptions): App {
   const { document, logger } = options;
   const basePath = basePathOf(document);
@@ -59,32 +55,32 @@ export function createApp(options: AppOptions): App {
   }
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
   const responder = createResponder(checker, deprecationHeaders(operationsOf(document)), logger);
-  const api = createApi({ backend, basePath, document, handlers: options.handlers, deps: options.deps, keys: options.keys, responder, logger });
+  const api = createApi({ backend, basePath, document, handlers: options.handlers, deps: options.deps, keys: options.keys, responder });
 
-  let web: Promise<RequestListener> | undefined;
-  const loadWeb = () =>
-    (web ??= import('./web.js').then(({ createWeb }) => createWeb({ responder, specJson: JSON.stringify(document), docsFile: options.docsFile, requestId: requestIdOf })));
+  let web: Promise<WebLane> | undefined;
+  const loadWeb = () => (web ??= import('./web.js').then(({ createWeb }) => createWeb({ responder, specJson: JSON.stringify(document), docsFile: options.docsFile })));
   // Warmed up a moment after start, off the path of the first requests (loading it blocks the
   // event loop for tens of milliseconds); until then the first request that needs it loads it.
   setTimeout(() => void loadWeb().catch((error: unknown) => logger.error({ err: error }, 'could not load the web routes')), WEB_WARMUP_MS).unref();
 
-  async function readiness(res: ServerResponse): Promise<void> {
+  /** /readyz: 200 when the database answers within READY_TIMEOUT_MS, else a 503 Error. */
+  async function answerReadiness(exchange: Exchange): Promise<void> {
     try {
       await withTimeout(options.ping(), READY_TIMEOUT_MS);
-      writeJson(res, 200, { status: 'ok' });
+      writeJson(exchange.res, 200, { status: 'ok' });
     } catch (error) {
       logger.warn({ err: error }, 'readiness check failed');
-      writeJson(res, 503, errorBody(503, 'service_unavailable', 'The database cannot be reached.'), { 'Retry-After': '1' });
+      writeJson(exchange.res, 503, errorBody(503, 'service_unavailable', 'The database cannot be reached.'), { 'Retry-After': '1' });
     }
   }
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const exchange = beginExchange(req, res, logger);
     const url = req.url ?? '/';
     if (api.serves(url)) {
-      api.handle(req, res);
+      api.handle(exchange);
       return;
     }
-    const reqId = beginResponse(req, res, logger);
     const path = url.split('?', 1)[0];
     const read = req.method === 'GET' || req.method === 'HEAD';
     if (read && path === '/healthz') {
@@ -92,12 +88,12 @@ export function createApp(options: AppOptions): App {
       return;
     }
     if (read && path === '/readyz') {
-      void readiness(res);
+      void answerReadiness(exchange);
       return;
     }
     loadWeb().then(
-      (handle) => handle(req, res),
-      (error: unknown) => responder.failure(res, reqId, error),
+      (serveWeb) => serveWeb(exchange),
+      (error: unknown) => responder.sendFailure(exchange, error),
     );
   };
   return { app: listener, violations: checker.violations };

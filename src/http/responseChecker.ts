@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenAPIBackend } from 'openapi-backend';
-import { JsonText } from '../contract.js';
 import type { Logger } from '../logger.js';
+import { JsonText } from '../schemas.js';
 import type { OpenApiDocument } from '../spec.js';
 import { newAjv } from './validation.js';
 

@@ -6,9 +6,8 @@
  * `npm run lint` refuses any other scheme, so a spec that lints starts.
  */
 import type { Context, OpenAPIBackend } from 'openapi-backend';
-import type { ErrorCode } from '../contract.js';
-import { bearerToken } from '../auth/apiKey.js';
 import type { KeyVerdict } from '../auth/keyCache.js';
+import type { ErrorCode } from '../schemas.js';
 import type { OpenApiDocument } from '../spec.js';
 
 export interface KeyChecker {
@@ -23,6 +22,16 @@ interface SchemeResult {
 type Scheme = { type?: string; scheme?: string; in?: string; name?: string };
 
 const CHALLENGE = 'Bearer realm="animal-store"';
+
+/**
+ * The token of an `Authorization: Bearer <token>` header (RFC 6750; the scheme name is
+ * case-insensitive), or undefined when the header is missing or not of that form.
+ */
+function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^bearer +([^ ]+) *$/i.exec(header);
+  return match?.[1];
+}
 
 /** How a scheme's credential is read from the request headers; throws for an unsupported scheme. */
 function credentialReader(name: string, scheme: Scheme): (headers: Record<string, unknown>) => string | undefined {
@@ -57,7 +66,7 @@ export function registerSecurityHandlers(backend: OpenAPIBackend, document: Open
  * not be checked (fail closed, but say it is temporary), else 401 with a Bearer challenge that
  * adds `error="invalid_token"` when a credential was sent (RFC 6750).
  */
-export function unauthorized(context: Context): { status: 401 | 503; code: ErrorCode; message: string; headers: Record<string, string> } {
+export function unauthorizedAnswer(context: Context): { status: 401 | 503; code: ErrorCode; message: string; headers: Record<string, string> } {
   const results = Object.values((context.security ?? {}) as Record<string, SchemeResult | boolean | undefined>).filter(
     (r): r is SchemeResult => typeof r === 'object' && r !== null,
   );

@@ -6,7 +6,7 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
-import type { ErrorBody } from '../contract.js';
+import type { ErrorBody } from '../schemas.js';
 import type { OpenApiDocument } from '../spec.js';
 import { useCanonicalNumerals } from './numerals.js';
 
@@ -108,7 +108,8 @@ export function detailsOf(errors: readonly ErrorObject[]): Detail[] {
   return details;
 }
 
-export function summarise(details: readonly Detail[]): string {
+/** One sentence for an Error's message: the first detail, and how many more there are. */
+export function summariseDetails(details: readonly Detail[]): string {
   const first = details[0];
   if (!first) return 'The request is invalid.';
   const name = first.field ? `${first.in} field "${first.field}"` : `the ${first.in === 'body' ? 'request body' : first.in}`;

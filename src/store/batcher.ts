@@ -7,9 +7,9 @@ export interface BatcherOptions<I, O> {
   /** Most items in one batch, so one transaction stays short. */
   maxBatch: number;
   /** Writes the items in one transaction; resolves with one result per item, in order. */
-  runBatch(items: readonly I[]): Promise<O[]>;
+  writeBatch(items: readonly I[]): Promise<O[]>;
   /** Writes one item on its own: a batch of one, and the retry of a failed batch. */
-  runOne(item: I): Promise<O>;
+  writeOne(item: I): Promise<O>;
   /** Whether a failed batch should be retried one item at a time (default: always). */
   retryOneByOne?(error: unknown): boolean;
 }
@@ -26,16 +26,17 @@ interface Pending<I, O> {
 
 export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O> {
   let queue: Pending<I, O>[] = [];
-  let running = false;
+  let writing = false;
 
-  async function write(batch: Pending<I, O>[]): Promise<void> {
+  /** Writes one batch and settles each of its items' promises. */
+  async function writeAndSettle(batch: Pending<I, O>[]): Promise<void> {
     if (batch.length === 1) {
       const [only] = batch as [Pending<I, O>];
-      await options.runOne(only.item).then(only.resolve, only.reject);
+      await options.writeOne(only.item).then(only.resolve, only.reject);
       return;
     }
     try {
-      const results = await options.runBatch(batch.map((p) => p.item));
+      const results = await options.writeBatch(batch.map((p) => p.item));
       batch.forEach((p, i) => p.resolve(results[i] as O));
     } catch (error) {
       if (options.retryOneByOne && !options.retryOneByOne(error)) {
@@ -43,27 +44,28 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
         return;
       }
       // The transaction rolled back as a whole: nothing of it is stored, so each item is retried.
-      await Promise.all(batch.map((p) => options.runOne(p.item).then(p.resolve, p.reject)));
+      await Promise.all(batch.map((p) => options.writeOne(p.item).then(p.resolve, p.reject)));
     }
   }
 
-  async function drain(): Promise<void> {
+  /** Writes batches until the queue is empty, each after the previous one finished. */
+  async function writeQueue(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.slice(0, options.maxBatch);
       queue = queue.slice(batch.length);
-      await write(batch);
+      await writeAndSettle(batch);
     }
-    running = false;
+    writing = false;
   }
 
   return {
     add(item) {
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (running) return;
-        running = true;
+        if (writing) return;
+        writing = true;
         // Let the requests already read in this turn of the event loop join the first batch.
-        setImmediate(() => void drain());
+        setImmediate(() => void writeQueue());
       });
     },
   };

@@ -5,11 +5,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
+import { isDatabaseUnavailable } from '../unavailable.js';
 import { migrateToLatest } from './migrations.js';
+import type { Database, Dialect } from './schema.js';
 import { withStatementCache } from './statementCache.js';
-import type { Database } from './schema.js';
-
-export type Dialect = 'sqlite' | 'postgres';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -39,7 +38,8 @@ function typesWithInt8(types: typeof pg.types): pg.CustomTypesConfig {
   } as pg.CustomTypesConfig;
 }
 
-async function finish(handle: DatabaseHandle): Promise<DatabaseHandle> {
+/** Brings the schema up to date; a handle whose migrations failed is closed, not returned. */
+async function migrateOrClose(handle: DatabaseHandle): Promise<DatabaseHandle> {
   try {
     await migrateToLatest(handle.db as unknown as Kysely<unknown>, handle.dialect);
   } catch (error) {
@@ -59,7 +59,7 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return finish({
+  return migrateOrClose({
     db,
     dialect: 'sqlite',
     location: path,
@@ -107,9 +107,9 @@ const MAX_NAMED_STATEMENTS = 100;
  * make every later query on it wait out the same timeout, and after a partition heals it may
  * still deliver an old reply.
  */
-function evictingPool(pool: pg.Pool, serving: () => boolean): PostgresPool {
+function poolWithTimeoutsNamesAndEviction(pool: pg.Pool, isServing: () => boolean): PostgresPool {
   const names = new Map<string, string>();
-  const nameOf = (text: string): string | undefined => {
+  const statementNameFor = (text: string): string | undefined => {
     let name = names.get(text);
     if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
       name = `animal_store_${names.size}`;
@@ -124,15 +124,15 @@ function evictingPool(pool: pg.Pool, serving: () => boolean): PostgresPool {
       const query = async (text: unknown, parameters?: ReadonlyArray<unknown>) => {
         if (typeof text !== 'string') throw new Error('cursors are not supported');
         const config: Query = { text, values: [...(parameters ?? [])] };
-        if (serving()) {
+        if (isServing()) {
           config.query_timeout = QUERY_TIMEOUT_MS;
-          const name = nameOf(text);
+          const name = statementNameFor(text);
           if (name !== undefined) config.name = name;
         }
         try {
           return await client.query(config);
         } catch (error) {
-          if (isUnavailable(error)) broken = error as Error;
+          if (isDatabaseUnavailable(error)) broken = error as Error;
           throw error;
         }
       };
@@ -165,8 +165,8 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
   // once they are done (until then a query waits as long as it takes), and their one-off
   // statements are not kept as named ones.
   let serving = false;
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: evictingPool(pool, () => serving) }) });
-  const handle = await finish({
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: poolWithTimeoutsNamesAndEviction(pool, () => serving) }) });
+  const handle = await migrateOrClose({
     db,
     dialect: 'postgres',
     location: typeof options.connection === 'string' ? redactUrl(options.connection) : 'postgres (in-process)',
@@ -187,23 +187,4 @@ export function redactUrl(url: string): string {
   } catch {
     return 'postgres (unparseable URL)';
   }
-}
-
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'SQLITE_BUSY', 'SQLITE_CANTOPEN', 'SQLITE_FULL', 'SQLITE_IOERR']);
-
-/**
- * True when an error means the database cannot serve us right now (the client should retry),
- * as opposed to a bug. PostgreSQL class 08 is connection exceptions, 57P0x is shutdown, 53 is
- * insufficient resources.
- */
-export function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR')) return true;
-    if (/^(08|53|57P0)/.test(code)) return true;
-  }
-  // node-postgres's own errors carry no code: a pool or connect timeout, a connection that ended
-  // or errored under a query, a query timeout.
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Query read timeout|not queryable/i.test(error.message);
 }

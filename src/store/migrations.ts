@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { Dialect } from './database.js';
+import type { Dialect } from './schema.js';
 
 /**
  * Versioned schema migrations, run at every start. Kysely's Migrator records what ran in its own
@@ -8,7 +8,7 @@ import type { Dialect } from './database.js';
  * Identity columns differ between the dialects; everything else is shared. Never edit a
  * migration that has shipped: add a new one.
  */
-function migrations(dialect: Dialect): Record<string, Migration> {
+function migrationsFor(dialect: Dialect): Record<string, Migration> {
   const idColumn = dialect === 'postgres' ? sql`bigint generated always as identity primary key` : sql`integer primary key autoincrement`;
   const bigint = dialect === 'postgres' ? sql`bigint` : sql`integer`;
   return {
@@ -47,7 +47,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 }
 
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
-  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(`Migration failed: ${String(error)}`);

@@ -1,10 +1,10 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { JsonText } from '../contract.js';
+import { JsonText, type Pet, type PetStatus } from '../schemas.js';
+import { isDatabaseUnavailable } from '../unavailable.js';
 import { createBatcher } from './batcher.js';
-import { isUnavailable, type Dialect } from './database.js';
 import { prepare, type Executor } from './prepared.js';
-import type { Database } from './schema.js';
-import type { ListPetsQuery, NewPetRecord, Pet, PetPage, PetStatus, PetStore } from './types.js';
+import type { Database, Dialect } from './schema.js';
+import type { ListPetsQuery, NewPetRecord, PetPage, PetStore } from './types.js';
 
 type PetRow = Pick<Selectable<Database['pets']>, 'id' | 'name' | 'category_id' | 'status'>;
 
@@ -34,7 +34,7 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect): PetStore
   // has its own plan and prepared statement.
   type Page = { limit: number; status: PetStatus; afterId: number };
   type PageRow = { page: string | null; last_id: number | null; has_more: number | boolean };
-  const page = (withStatus: boolean, withAfter: boolean) =>
+  const preparePageQuery = (withStatus: boolean, withAfter: boolean) =>
     prepare<Page, PageRow>(db, (bind) => {
       const conditions: RawBuilder<unknown>[] = [];
       if (withStatus) conditions.push(sql`status = ${bind('status')}`);
@@ -56,13 +56,13 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect): PetStore
               from (select id, name, category_id, status from pets ${where} order by id limit cast(${bind('limit')} as integer)) as rows_of_page) as agg`;
       return { compile: () => query.compile(db) };
     });
-  const pages = { all: page(false, false), after: page(false, true), status: page(true, false), statusAfter: page(true, true) };
+  const pages = { all: preparePageQuery(false, false), after: preparePageQuery(false, true), status: preparePageQuery(true, false), statusAfter: preparePageQuery(true, true) };
 
   // Group commit: creates that arrive while a commit is under way share the next one, so N
   // concurrent creates cost one transaction and one fsync instead of N.
   const inserts = createBatcher<NewPetRecord, PetRow>({
     maxBatch: 256,
-    runBatch: (pets) =>
+    writeBatch: (pets) =>
       db.transaction().execute(async (trx) => {
         const createdAt = new Date().toISOString();
         const rows: PetRow[] = [];
@@ -70,9 +70,9 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect): PetStore
         return rows;
       }),
     // A batch that failed for another reason is retried one by one: one bad row fails only its own request.
-    runOne: (pet) => insertOne(db, pet, new Date().toISOString()),
+    writeOne: (pet) => insertOne(db, pet, new Date().toISOString()),
     // When the database is down, retrying each item would only hammer it: all of them fail alike.
-    retryOneByOne: (error) => !isUnavailable(error),
+    retryOneByOne: (error) => !isDatabaseUnavailable(error),
   });
 
   return {
@@ -86,8 +86,8 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect): PetStore
     },
 
     async list({ limit, status, afterId }: ListPetsQuery): Promise<PetPage> {
-      const run = status === undefined ? (afterId === undefined ? pages.all : pages.after) : afterId === undefined ? pages.status : pages.statusAfter;
-      const [row] = await run({ limit, status: status ?? 'available', afterId: afterId ?? 0 });
+      const pageQuery = status === undefined ? (afterId === undefined ? pages.all : pages.after) : afterId === undefined ? pages.status : pages.statusAfter;
+      const [row] = await pageQuery({ limit, status: status ?? 'available', afterId: afterId ?? 0 });
       return { pets: new JsonText<Pet[]>(row?.page ?? '[]'), lastId: row?.last_id ?? undefined, hasMore: Boolean(row?.has_more) };
     },
   };

@@ -1,5 +1,8 @@
 import type { Generated } from 'kysely';
 
+/** The two SQL dialects the store speaks; the migrations differ between them in identity columns. */
+export type Dialect = 'sqlite' | 'postgres';
+
 /** Table shapes as Kysely sees them; created by ./migrations.ts. */
 export interface Database {
   pets: {

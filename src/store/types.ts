@@ -1,7 +1,9 @@
-import type { JsonText, Schemas } from '../contract.js';
+/**
+ * The store as the rest of the code sees it (the handlers get a PetStore through ../contract.ts):
+ * plain data in, plain data out, nothing of SQL. ./pets.ts implements it.
+ */
+import type { JsonText, Pet, PetStatus } from '../schemas.js';
 
-export type Pet = Schemas['Pet'];
-export type PetStatus = Schemas['PetStatus'];
 /** A new animal after validation: the spec's default status has been applied. */
 export type NewPetRecord = Omit<Pet, 'id'>;
 

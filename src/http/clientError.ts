@@ -10,10 +10,9 @@
 import type { Server, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ErrorCode } from './contract.js';
-import { errorBody } from './contract.js';
-import { SECURITY_HEADERS } from './http/respond.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
+import { errorBody, type ErrorCode } from '../schemas.js';
+import { SECURITY_HEADERS } from './securityHeaders.js';
 
 /** How long a refused client gets to read the answer before the socket is destroyed regardless. */
 const LINGER_MS = 2_000;

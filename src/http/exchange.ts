@@ -1,0 +1,71 @@
+/**
+ * One request and its response, from the moment node:http hands them over until the answer is
+ * sent: the one object every step passes on (the lane split in ./app.ts, openapi-backend's
+ * handlers in ./api.ts, the body reader, the responder, Express's final callback), instead of
+ * each taking the response, the request id and the operation as arguments of its own. It is made
+ * once per request, by beginExchange; in the API lane it is openapi-backend's handler argument.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { API_KEY_PREFIX, redactApiKeys } from '../auth/apiKey.js';
+import type { Logger } from '../logger.js';
+import { SECURITY_HEADERS } from './securityHeaders.js';
+
+/**
+ * Where the request body stands, so the answer knows whether something is left to drain:
+ * - `none`: the request has no body (no Content-Length or a zero one, no Transfer-Encoding);
+ * - `unread`: it has one that nobody has read (yet);
+ * - `read`: the body reader has taken it to its end;
+ * - `draining`: it was refused and is being read and dropped (./body.ts, drain).
+ */
+export type BodyState = 'none' | 'unread' | 'read' | 'draining';
+
+export interface Exchange {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** The client's `X-Request-Id` when it is a sane token that is not an API key, else a fresh UUID. */
+  readonly requestId: string;
+  /**
+   * The operation the answer belongs to, once openapi-backend has routed the request and the key
+   * check has passed: the answer is checked against its responses and gets its deprecation
+   * headers. Undefined for anything else (unknown paths, a failed key check, outside the API).
+   */
+  operationId: string | undefined;
+  /** Where the request body stands: whether the answer must still drain it. */
+  body: BodyState;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const SECURITY_HEADER_LIST = Object.entries(SECURITY_HEADERS);
+
+/** Whether the request carries a body at all (framing headers, not bytes). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Makes the exchange for a request that just arrived: sets the security headers and the request
+ * id on the response, and logs one line when the response has been sent, with any key-shaped
+ * part of the path masked.
+ */
+export function beginExchange(req: IncomingMessage, res: ServerResponse, logger: Logger): Exchange {
+  // Checked once here, so a silenced log costs neither a clock read nor a listener per request.
+  const logged = logger.isLevelEnabled('info');
+  const started = logged ? process.hrtime.bigint() : 0n;
+  const incoming = req.headers['x-request-id'];
+  const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !incoming.includes(API_KEY_PREFIX) ? incoming : randomUUID();
+  const exchange: Exchange = { req, res, requestId, operationId: undefined, body: hasBody(req) ? 'unread' : 'none' };
+  for (const [name, value] of SECURITY_HEADER_LIST) res.setHeader(name, value);
+  res.setHeader('X-Request-Id', requestId);
+  if (logged) {
+    // 'finish' is emitted once per response: `on` spares the wrapper objects `once` makes per call.
+    res.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const url = req.url ?? '';
+      const query = url.indexOf('?');
+      logger.info({ reqId: requestId, method: req.method, path: redactApiKeys(query === -1 ? url : url.slice(0, query)), status: res.statusCode, durationMs: Math.round(durationMs * 100) / 100 }, 'request');
+    });
+  }
+  return exchange;
+}

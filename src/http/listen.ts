@@ -1,0 +1,76 @@
+/**
+ * The HTTP server itself: node:http with the slow-client bounds, the parser's refusals answered
+ * (./clientError.ts), and a close that lets in-flight requests finish.
+ */
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../logger.js';
+import { answerClientErrors } from './clientError.js';
+
+export interface ListenOptions {
+  port: number;
+  host: string;
+  /** A client must send all its headers within this, counted from the request's first byte. */
+  headersTimeoutMs: number;
+  /** A client must send its whole request within this, counted from the request's first byte. */
+  requestTimeoutMs: number;
+  logger: Logger;
+}
+
+export interface HttpListener {
+  /** `http://host:port`. */
+  origin: string;
+  server: Server;
+  /** Stops accepting and resolves once in-flight requests have finished (or SHUTDOWN_GRACE_MS passed). */
+  close(): Promise<void>;
+}
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Creates the HTTP server for `app` and resolves once it listens. */
+export async function listenHttp(app: RequestListener, options: ListenOptions): Promise<HttpListener> {
+  const { headersTimeoutMs: headersTimeout, requestTimeoutMs: requestTimeout } = options;
+  const http = createServer(
+    {
+      // Slow clients are cut off: all headers within headersTimeout, the whole request within
+      // requestTimeout, both counted from the request's first byte.
+      headersTimeout,
+      requestTimeout,
+      // Node only looks for expired requests this often (30 s by default, which would let a slow
+      // client hold a connection for up to 30 s past either bound); a scan is cheap.
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      keepAliveTimeout: 5_000,
+    },
+    app,
+  );
+  answerClientErrors(http, options.logger);
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port, options.host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const address = http.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | undefined;
+  // During shutdown, keep-alive connections are told to close after their current response, so
+  // the process need not wait out the keep-alive timeout of clients that hold connections open.
+  const inFlight = new Set<ServerResponse>();
+  http.prependListener('request', (_req, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+  const close = () =>
+    (closing ??= (async () => {
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      const force = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearTimeout(force);
+    })());
+  return { origin: `http://${host}:${address.port}`, server: http, close };
+}

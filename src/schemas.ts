@@ -1,0 +1,27 @@
+/**
+ * The contract's data, as every layer sees it: the spec's schemas as TypeScript types, the Error
+ * body, and JSON text the database serialised. It imports nothing of the project but the
+ * generated types, so the store, the cursors, the handler contract and the HTTP side can all
+ * build on it without importing one another.
+ */
+import type { components } from '../generated/openapi.js';
+
+export type Schemas = components['schemas'];
+export type Pet = Schemas['Pet'];
+export type PetStatus = Schemas['PetStatus'];
+export type ErrorBody = Schemas['Error'];
+export type ErrorCode = Schemas['ErrorCode'];
+
+/**
+ * A body the database already serialised (a page of pets as `json_group_array`/`json_agg`): sent
+ * as it is, never parsed and serialised again. `T` is what the text holds, so the handler map
+ * still checks it against the spec; in test and dev the response check parses and validates it.
+ */
+export class JsonText<T> {
+  declare readonly holds?: T;
+  constructor(readonly text: string) {}
+}
+
+export function errorBody(status: number, code: ErrorCode, message: string, details?: ErrorBody['details']): ErrorBody {
+  return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
+}
