@@ -1,7 +1,7 @@
 /**
  * The production entry point as `npm start` runs it: the esbuild bundle (dist/server/server.mjs)
  * with the node flags of package.json's `start` script, built as `npm start` builds it when dist/
- * is missing or stale (test/support/bundle.ts). A child process on the embedded SQLite file or on
+ * is missing or stale (scripts/lib/bundle.ts). A child process on the embedded SQLite file or on
  * PostgreSQL, its console and JSON logs, the docs and contract it serves, SIGTERM, and a restart
  * that still has every pet.
  */
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../scripts/lib/processes.js';
-import { bundledServerArgs, ensureBundle, root } from './support/bundle.js';
+import { bundledServerArgs, ensureBundle, root } from '../scripts/lib/bundle.js';
 import { createScratchDatabase } from './support/postgres.js';
 
 interface Started {

@@ -72,16 +72,18 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /**
- * Requests `url` until it gets any HTTP response, and returns that response. Fails as soon as the
- * process exits, with its output. The overall limit is the caller's hook timeout.
+ * Requests `url` every `intervalMs` until it gets any HTTP response, and returns that response.
+ * Fails as soon as the process exits, with its output. The overall limit is the caller's (a hook
+ * timeout; or stopping the process, which ends the wait). A benchmark timing a start-up of a few
+ * hundred ms polls every few ms.
  */
-export async function waitForHttp(url: string, proc: RunningProcess, init: RequestInit = {}): Promise<Response> {
+export async function waitForHttp(url: string, proc: RunningProcess, init: RequestInit = {}, intervalMs = 150): Promise<Response> {
   for (;;) {
     if (!proc.running()) throw new Error(`The process exited before ${url} answered:\n${proc.output()}`);
     try {
       return await fetch(url, init);
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The server as `npm start` runs it (the esbuild bundle dist/server/server.mjs with the node flags
- * of package.json's `start` script, test/support/bundle.ts; the robust config's globalSetup builds
+ * of package.json's `start` script, scripts/lib/bundle.ts; the robust config's globalSetup builds
  * it) as a child process for the robust tests: start it on a given store, read its banner (base
  * URL, bootstrap key), and stop or kill it. Every start is registered so `killAll()` can clean up
  * whatever a failed test left running.
@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundledServerArgs, root } from '../../support/bundle.js';
+import { bundledServerArgs, root } from '../../../scripts/lib/bundle.js';
 import { createScratchDatabase } from '../../support/postgres.js';
 import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../../scripts/lib/processes.js';
 

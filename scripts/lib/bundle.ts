@@ -1,9 +1,9 @@
 /**
- * The server as `npm start` ships it, for the tests that run it as a child process: the esbuild
- * bundle dist/server/server.mjs with the node flags of package.json's `start` script, and the
- * docs that `/docs` serves from dist/docs. Nothing here is hard-coded: the build step and the
- * node command are read from `scripts.start` (as `npm run bench` does), so the tests cannot drift
- * from what `npm start` runs.
+ * The server as `npm start` ships it, for the tests and the benchmark that run it as a child
+ * process: the esbuild bundle dist/server/server.mjs with the node flags of package.json's `start`
+ * script, and the docs that `/docs` serves from dist/docs. Nothing here is hard-coded: the build
+ * step and the node command are read from `scripts.start`, so they cannot drift from what
+ * `npm start` runs.
  *
  * `ensureBundle()` builds only when dist/ is missing or older than what it was built from (every
  * source its source maps list, plus the build scripts, the contract, the changelog and the
@@ -14,9 +14,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startProcess } from '../../scripts/lib/processes.js';
+import { startProcess } from './processes.js';
 
-/** The project root: this file lives in test/support/. */
+/** The project root: this file lives in scripts/lib/. */
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const serverDir = join(root, 'dist', 'server');

@@ -1,0 +1,207 @@
+/**
+ * One benchmark run, step by step: build, seed the stores, time cold starts, start the targets,
+ * run the interleaved load rounds, read memory, optionally profile, compare a small and a big
+ * store, then judge the budgets, print the report and write results.json.
+ */
+import { dropDatabases, makeTempDir } from './cleanup.js';
+import { runLoad, type RunResult } from './load.js';
+import { memoryOf, type Memory } from './measure.js';
+import type { BenchOptions } from './options.js';
+import { profileListPets, type ListPetsProfile } from './profile.js';
+import { printReport, summarise, writeResults, type Outcome, type RoundResult, type ScenarioSummary } from './report.js';
+import { measureScale, type Scale } from './scale.js';
+import { BASELINES, buildScenarios, deepCursor, judgeBudgets, type Budget, type DeepCursor, type Scenario } from './scenarios.js';
+import { log, median, round2, runStarted } from './stats.js';
+import { prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
+import { auth, serverCommand, startApi, startBaseline, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
+
+interface Seeded {
+  store: PreparedStore;
+  seedMs: number;
+}
+
+async function seed(what: string, prepare: () => Promise<PreparedStore>): Promise<Seeded> {
+  const started = performance.now();
+  const store = await prepare();
+  const seedMs = Math.round(performance.now() - started);
+  log(`seeded ${what}${store.target === 'postgres' ? ` ${store.location}` : ''} in ${seedMs} ms`);
+  return { store, seedMs };
+}
+
+/** The load-test stores: SQLite always, PostgreSQL when DATABASE_URL is set and not --no-postgres. */
+async function prepareStores(dir: string, opts: BenchOptions, databaseUrl: string | undefined, notes: string[]) {
+  const sqlite = await seed(`${opts.pets} pets into SQLite`, () => prepareSqliteStore(dir, 'load', opts.pets, 'kysely'));
+  let postgres: Seeded | undefined;
+  if (opts.postgres && databaseUrl) postgres = await seed(`${opts.pets} pets into PostgreSQL`, () => preparePostgresStore(databaseUrl, opts.pets));
+  else if (databaseUrl) notes.push('DATABASE_URL is set but --no-postgres skipped PostgreSQL.');
+  else notes.push('DATABASE_URL is not set: PostgreSQL scenarios skipped.');
+  return { sqlite, postgres };
+}
+
+/** Cold starts one after another, with nothing else running: spawn to the first 200 of the API. */
+async function timeColdStarts(store: PreparedStore, command: ServerCommand, opts: BenchOptions): Promise<number[]> {
+  const runs: number[] = [];
+  for (let i = 0; i < opts.coldStarts; i++) {
+    const server = await startApi(store, `cold start ${i + 1}`, command, opts);
+    runs.push(round2(server.startMs));
+    await stop(server);
+  }
+  log(`cold start (ms): ${runs.join(', ')}`);
+  return runs;
+}
+
+interface Target {
+  name: string;
+  server: ApiServer;
+  scenarios: Scenario[];
+  deep: Omit<DeepCursor, 'cursor'>;
+}
+
+interface Setup {
+  targets: Target[];
+  baseline: Started;
+  /** The key the baseline checks (the SQLite store's). */
+  baselineKey: string;
+  firstPageBytes: number;
+  baselineBodyBytes: number;
+}
+
+/** The ceiling: the same bytes as our server's first page, from a bare node:http server. */
+async function startCeiling(firstPage: string, key: string): Promise<{ baseline: Started; bodyBytes: number }> {
+  const page = JSON.parse(firstPage) as unknown[];
+  const body = JSON.stringify(page);
+  const baseline = await startBaseline(body, key);
+  const check = await fetch(`${baseline.origin}/v1/pets?limit=20`, { headers: auth(key) });
+  if (check.status !== 200 || (await check.text()) !== firstPage) throw new Error('the baseline does not answer with the server’s first page');
+  log(`baseline body: ${Buffer.byteLength(body)} bytes, ${page.length} pets (the server's first page is ${Buffer.byteLength(firstPage)} bytes)`);
+  return { baseline, bodyBytes: Buffer.byteLength(body) };
+}
+
+async function startTargets(stores: { sqlite: Seeded; postgres: Seeded | undefined }, command: ServerCommand, opts: BenchOptions): Promise<Setup> {
+  const key = stores.sqlite.store.key;
+  const sqlite = await startApi(stores.sqlite.store, 'server (sqlite)', command, opts);
+  const response = await fetch(`${sqlite.origin}/v1/pets?limit=20`, { headers: auth(key) });
+  const firstPage = await response.text();
+  if (response.status !== 200) throw new Error(`listPets answered ${response.status}: ${firstPage}`);
+  const servers = [{ name: 'sqlite', server: sqlite }];
+  if (stores.postgres) servers.push({ name: 'postgres', server: await startApi(stores.postgres.store, 'server (postgres)', command, opts) });
+  const targets: Target[] = [];
+  for (const { name, server } of servers) {
+    const { cursor, ...deep } = await deepCursor(server.origin, server.store, 30);
+    log(`${name}: deep cursor after ${deep.hops} next links (after id ${deep.afterId ?? '?'})`);
+    targets.push({ name, server, scenarios: buildScenarios(cursor, opts.pets, name === 'sqlite'), deep });
+  }
+  const { baseline, bodyBytes } = await startCeiling(firstPage, key);
+  return { targets, baseline, baselineKey: key, firstPageBytes: Buffer.byteLength(firstPage), baselineBodyBytes: bodyBytes };
+}
+
+function describe(r: RunResult, closes: boolean | undefined): string {
+  const latency = closes ? 'latency n/a (connection closes)' : `p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms`;
+  const other = `${r.cpu.otherPct}%${r.cpu.otherTop ? ` (${r.cpu.otherTop})` : ''}`;
+  const trouble = r.unexpected || r.errors ? `; unexpected ${r.unexpected}, errors ${r.errors}: ${JSON.stringify(r.statuses)}` : '';
+  return `${r.rps} req/s, ${latency}, ramp-up ${r.rampMs} ms, ${r.cpu.serverUsPerRequest} µs CPU/req (main thread ${r.cpu.serverMainUsPerRequest}), other load ${other}${trouble}`;
+}
+
+const runKey = (target: string, scenario: Scenario) => `${target}\u0000${scenario.name}`;
+
+/** --rounds rounds; in each the ceiling first, then every server, so that drift over the run hits all of them. */
+async function runRounds(setup: Setup, opts: BenchOptions): Promise<Map<string, RoundResult[]>> {
+  const runs = new Map<string, RoundResult[]>();
+  const record = (target: string, scenario: Scenario, r: RoundResult) => runs.set(runKey(target, scenario), [...(runs.get(runKey(target, scenario)) ?? []), r]);
+  const perRoundSeconds = (BASELINES.length + setup.targets.reduce((s, tg) => s + tg.scenarios.length, 0)) * (opts.duration + opts.warmup + 0.2);
+  log(`${opts.rounds} round(s) of ~${Math.round(perRoundSeconds)} s each`);
+  for (let round = 1; round <= opts.rounds; round++) {
+    const ceiling: number[] = [];
+    for (const scenario of BASELINES) {
+      const b = await runLoad(scenario.request(setup.baseline.origin, setup.baselineKey), scenario.expected, setup.baseline.pid, opts);
+      ceiling.push(b.rps);
+      record('baseline', scenario, { ...b, baselineRps: b.rps });
+      log(`round ${round} baseline ${scenario.name}: ${describe(b, scenario.closes)}`);
+    }
+    for (const tg of setup.targets) {
+      for (const scenario of tg.scenarios) {
+        const r = await runLoad(scenario.request(tg.server.origin, tg.server.store.key), scenario.expected, tg.server.pid, opts);
+        const baselineRps = (scenario.closes ? ceiling[1] : ceiling[0]) ?? Number.NaN;
+        record(tg.name, scenario, { ...r, baselineRps });
+        log(`round ${round} ${tg.name} ${scenario.name}: ${describe(r, scenario.closes)}, ${round2(r.rps / baselineRps)}× baseline`);
+      }
+    }
+  }
+  return runs;
+}
+
+function memoryAfterLoad(setup: Setup): Record<string, Memory> {
+  const memory: Record<string, Memory> = {};
+  for (const tg of setup.targets) memory[tg.name] = memoryOf(tg.server.pid);
+  memory.baseline = memoryOf(setup.baseline.pid);
+  log(`RSS after load: ${Object.entries(memory).map(([k, v]) => `${k} ${v.rssMiB} MiB (peak ${v.hwmMiB})`).join(', ')}`);
+  return memory;
+}
+
+function summariseAll(setup: Setup, runs: Map<string, RoundResult[]>, connections: number): ScenarioSummary[] {
+  return [
+    ...BASELINES.map((scenario) => summarise('baseline', scenario, runs.get(runKey('baseline', scenario)) ?? [], connections)),
+    ...setup.targets.flatMap((tg) => tg.scenarios.map((scenario) => summarise(tg.name, scenario, runs.get(runKey(tg.name, scenario)) ?? [], connections))),
+  ];
+}
+
+/** With --profile: the SQLite server is done, so it is stopped and a profiled one gets the machine. */
+async function profileIfAsked(setup: Setup, command: ServerCommand, opts: BenchOptions, dir: string, notes: string[]): Promise<ListPetsProfile | undefined> {
+  const [sqlite] = setup.targets;
+  if (!opts.profile || !sqlite) return undefined;
+  await stop(sqlite.server);
+  const scenario = sqlite.scenarios.find((s) => s.name === 'listPets limit=20');
+  return scenario && profileListPets(sqlite.server.store, scenario, command, opts, dir, notes);
+}
+
+function budgetsOf(setup: Setup, summaries: ScenarioSummary[], memory: Record<string, Memory>, coldStartMedianMs: number, scale: Scale, opts: BenchOptions): Budget[] {
+  return judgeBudgets({
+    targets: setup.targets.map((tg) => tg.name),
+    summaries,
+    rssMiB: Object.fromEntries(Object.entries(memory).map(([name, m]) => [name, m.rssMiB])),
+    coldStartMedianMs,
+    scale: scale.rows,
+    connections: opts.connections,
+    smallPets: opts.smallPets,
+    big: opts.big,
+  });
+}
+
+export async function run(opts: BenchOptions, databaseUrl: string | undefined): Promise<void> {
+  const notes: string[] = [];
+  log(`options: ${JSON.stringify(opts)}`);
+  const command = await serverCommand(opts, notes);
+  const dir = makeTempDir();
+  const stores = await prepareStores(dir, opts, databaseUrl, notes);
+  const coldStarts = await timeColdStarts(stores.sqlite.store, command, opts);
+  const setup = await startTargets(stores, command, opts);
+  const runs = await runRounds(setup, opts);
+  const memory = memoryAfterLoad(setup);
+  const profile = await profileIfAsked(setup, command, opts, dir, notes);
+  await Promise.all([...setup.targets.map((tg) => stop(tg.server)), stop(setup.baseline)]);
+  await dropDatabases();
+  const scale = await measureScale(dir, command, opts);
+  const summaries = summariseAll(setup, runs, opts.connections);
+  const coldStartMs = { runs: coldStarts, median: round2(median(coldStarts)) };
+  const outcome: Outcome = {
+    opts,
+    serverCommand: command.display,
+    notes,
+    runtimeSeconds: round2((performance.now() - runStarted) / 1000),
+    stores: {
+      pets: opts.pets,
+      seedMs: { sqlite: stores.sqlite.seedMs, postgres: stores.postgres?.seedMs ?? null },
+      firstPageBytes: setup.firstPageBytes,
+      baselineBodyBytes: setup.baselineBodyBytes,
+      deepCursors: Object.fromEntries(setup.targets.map((tg) => [tg.name, tg.deep])),
+    },
+    summaries,
+    coldStartMs,
+    memory,
+    scale,
+    budgets: budgetsOf(setup, summaries, memory, coldStartMs.median, scale, opts),
+    profile,
+  };
+  printReport(outcome);
+  writeResults(outcome);
+}
