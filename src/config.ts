@@ -23,7 +23,17 @@ export interface Config {
    */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /**
+   * CORS_ORIGINS: the browser origins allowed to call the API from another origin (exact
+   * `scheme://host[:port]` strings as browsers send them in `Origin`), or `*` for any. Undefined
+   * (unset or empty, the production default): no CORS headers at all, so browsers allow only
+   * same-origin pages. Optional so configurations built in code need not name it.
+   */
+  corsOrigins?: CorsOrigins | undefined;
 }
+
+/** `*` (any origin) or the exact origins allowed. */
+export type CorsOrigins = '*' | readonly string[];
 
 /** 10 s is ample for any honest client's headers; 30 s for a 64 KiB body on a slow link. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -64,6 +74,39 @@ function readDatabaseUrl(env: Env): string | undefined {
   return raw;
 }
 
+/**
+ * CORS_ORIGINS: `*` alone, or a comma-separated list of origins written exactly as a browser sends
+ * them (`Origin` is compared byte for byte): http or https, lower-case host, no default port, no
+ * path, no trailing slash. Anything else would never match and is refused, naming the fix.
+ */
+function readCorsOrigins(env: Env): CorsOrigins | undefined {
+  const raw = env.CORS_ORIGINS?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const entries = raw.split(',').map((entry) => entry.trim());
+  if (entries.includes('*')) {
+    if (entries.length > 1) throw new ConfigError(`CORS_ORIGINS must be "*" alone or a list of origins, not both; got "${raw}"`);
+    return '*';
+  }
+  const origins: string[] = [];
+  for (const entry of entries) {
+    if (entry === '') throw new ConfigError(`CORS_ORIGINS has an empty entry (a stray comma?); got "${raw}"`);
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new ConfigError(`CORS_ORIGINS: "${entry}" is not an http(s) origin; write each as scheme://host[:port], e.g. "https://app.example.com"`);
+    }
+    if (url.origin !== entry) {
+      throw new ConfigError(`CORS_ORIGINS: "${entry}" never matches a browser's Origin header; write it as "${url.origin}" (no path, no trailing slash, lower-case host, no default port)`);
+    }
+    if (!origins.includes(entry)) origins.push(entry);
+  }
+  return origins;
+}
+
 /** Reads and checks the environment; a bad value is an error naming the variable. */
 export function loadConfig(env: Env = process.env): Config {
   const mode = readOneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
@@ -86,5 +129,6 @@ export function loadConfig(env: Env = process.env): Config {
     keyRefreshMs: readInteger(env, 'KEY_REFRESH_MS', 2000, 100, 4000),
     headersTimeoutMs,
     requestTimeoutMs,
+    corsOrigins: readCorsOrigins(env),
   };
 }

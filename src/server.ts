@@ -75,6 +75,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     logger,
     validateResponses: config.validateResponses,
     docsFile: docsPath,
+    corsOrigins: config.corsOrigins,
   });
 
   const httpServer = await listenHttp(app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });

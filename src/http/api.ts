@@ -49,6 +49,8 @@ export interface Api {
   serves(url: string): boolean;
   /** Answers the exchange through openapi-backend (the exchange is every handler's second argument). */
   handle(exchange: Exchange): void;
+  /** The methods the API has for a request path (`/v1/pets`), as the router says: a 405's Allow, a CORS preflight's answer. */
+  allowedMethods(path: string): string[];
 }
 
 /** A request answered before its handler: thrown out of openapi-backend's request pipeline. */
@@ -158,6 +160,7 @@ export function createApi(options: ApiOptions): Api {
   registerSecurityHandlers(backend, options.document, options.keys);
 
   return {
+    allowedMethods,
     serves(url) {
       // The lane split of app.ts, on a segment boundary as openapi-backend's apiRoot (whose check is private).
       const end = options.basePath.length;

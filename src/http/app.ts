@@ -3,15 +3,19 @@
  * path goes to the API lane (./api.ts); the probes (/healthz, /readyz) are answered here; the
  * rest (contract, docs, unknown paths) goes to Express (./web.ts). Express is imported a moment
  * after start, so neither it nor its dependencies are on the start-up path; a request that needs
- * it sooner waits for that import.
+ * it sooner waits for that import. With CORS_ORIGINS set, ./cors.ts sees a request with an
+ * Origin first: it adds the CORS headers for an allowed origin, on every lane, and answers a
+ * preflight under the base path before routing and the key check.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { KeyVerdict } from '../auth/keyCache.js';
+import type { CorsOrigins } from '../config.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { Logger } from '../logger.js';
 import { errorBody } from '../schemas.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import { createApi } from './api.js';
+import { createCors } from './cors.js';
 import { deprecationHeaders } from './deprecation.js';
 import { beginExchange, type Exchange } from './exchange.js';
 import { createResponder, writeJson } from './respond.js';
@@ -30,6 +34,8 @@ export interface AppOptions {
   /** Check every response against the spec; a mismatch becomes a 500 and a recorded violation. */
   validateResponses: boolean;
   docsFile: string;
+  /** CORS_ORIGINS; undefined: no CORS (./cors.ts). */
+  corsOrigins?: CorsOrigins | undefined;
 }
 
 export interface App {
@@ -57,6 +63,8 @@ export function createApp(options: AppOptions): App {
   const responder = createResponder(checker, deprecationHeaders(operationsOf(document)), logger);
   const api = createApi({ backend, basePath, document, handlers: options.handlers, deps: options.deps, keys: options.keys, responder });
 
+  const cors = options.corsOrigins === undefined ? undefined : createCors({ origins: options.corsOrigins, backend, serves: api.serves, allowedMethods: api.allowedMethods });
+
   let web: Promise<WebLane> | undefined;
   const loadWeb = () => (web ??= import('./web.js').then(({ createWeb }) => createWeb({ responder, specJson: JSON.stringify(document), docsFile: options.docsFile })));
   // Warmed up a moment after start, off the path of the first requests (loading it blocks the
@@ -77,6 +85,11 @@ export function createApp(options: AppOptions): App {
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const exchange = beginExchange(req, res, logger);
     const url = req.url ?? '/';
+    // CORS off: nothing; on: one header lookup for a request without an Origin.
+    if (cors !== undefined) {
+      const origin = req.headers.origin;
+      if (origin !== undefined && cors.handle(exchange, origin)) return;
+    }
     if (api.serves(url)) {
       api.handle(exchange);
       return;
