@@ -6,7 +6,7 @@
  *   const api = createAnimalStoreClient({ baseUrl: 'http://localhost:8080/v1', apiKey });
  *   const { data, error } = await api.GET('/pets', { params: { query: { limit: 10 } } });
  */
-import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
+import createClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from 'openapi-fetch';
 import type { components, paths } from '../generated/openapi.js';
 
 export type { components, paths };
@@ -14,7 +14,53 @@ export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
 export type ApiError = components['schemas']['Error'];
-export type AnimalStoreClient = Client<paths, 'application/json'>;
+
+/*
+ * Why the client is not openapi-fetch's `Client<paths>` as is: its methods infer the whole init
+ * argument as a type parameter (`Init extends MaybeOptionalInit<…>`) and then add
+ * `& { [key: string]: unknown }` to it. An argument that is the inferred type parameter has no
+ * excess properties by construction, so `{ query: { limit: 5, staus: 'sold' } }` or a body with
+ * `stauts` compiled whenever the object also held one declared key (openapi-fetch issue #2329,
+ * openapi-ts/openapi-typescript#2864); only an object of undeclared keys alone failed (TypeScript's
+ * weak-type check). Here the init parameter is the operation's own declared type, not inferred,
+ * so TypeScript's excess-property check applies to every object literal in the call: params,
+ * query, path, body and the top level. Only `parseAs` is inferred, on its own type parameter,
+ * because the type of `data` depends on it. Same runtime object; only the types are narrower.
+ */
+type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch' | 'trace';
+/** The paths of the spec that have an operation for `M`. */
+export type PathsWithMethod<M extends HttpMethod> = { [P in keyof paths]: paths[P] extends { [K in M]: object } ? P : never }[keyof paths];
+/** The declared init (params, body, fetch options) of the operation `M P`; `undefined` allowed when nothing in it is required. */
+type DeclaredInit<P extends keyof paths, M extends HttpMethod> = MaybeOptionalInit<paths[P], M>;
+/** The init argument, optional exactly when the operation requires neither params nor a body. */
+type InitArgument<Init, A extends ParseAs> = undefined extends Init
+  ? [init?: (Exclude<Init, undefined> & { parseAs?: A }) | undefined]
+  : [init: Init & { parseAs?: A }];
+/** The operation `M P` (openapi-fetch's response types want it as a record). */
+type Operation<P extends keyof paths, M extends HttpMethod> = paths[P][M] extends infer O extends Record<string | number, unknown> ? O : never;
+type ExactMethod<M extends HttpMethod> = <P extends PathsWithMethod<M>, A extends ParseAs = 'json'>(
+  url: P,
+  ...init: InitArgument<DeclaredInit<P, M>, A>
+) => Promise<FetchResponse<Operation<P, M>, { parseAs: A }, 'application/json'>>;
+
+/** openapi-fetch's client for this spec, with exact (excess-property-checked) init arguments. */
+export interface AnimalStoreClient {
+  GET: ExactMethod<'get'>;
+  PUT: ExactMethod<'put'>;
+  POST: ExactMethod<'post'>;
+  DELETE: ExactMethod<'delete'>;
+  OPTIONS: ExactMethod<'options'>;
+  HEAD: ExactMethod<'head'>;
+  PATCH: ExactMethod<'patch'>;
+  TRACE: ExactMethod<'trace'>;
+  request: <M extends HttpMethod, P extends PathsWithMethod<M>, A extends ParseAs = 'json'>(
+    method: M,
+    url: P,
+    ...init: InitArgument<DeclaredInit<P, M>, A>
+  ) => Promise<FetchResponse<Operation<P, M>, { parseAs: A }, 'application/json'>>;
+  use: Client<paths, 'application/json'>['use'];
+  eject: Client<paths, 'application/json'>['eject'];
+}
 
 export interface AnimalStoreClientOptions {
   /** The base URL including the version segment, e.g. `https://api.animal-store.example/v1`. */
@@ -31,7 +77,9 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     headers: { Authorization: `Bearer ${options.apiKey}` },
   };
   if (options.fetch) clientOptions.fetch = options.fetch;
-  return createClient<paths, 'application/json'>(clientOptions);
+  // The same object: AnimalStoreClient only narrows the argument types of openapi-fetch's methods
+  // (TypeScript cannot prove a generic signature narrower than another, hence the cast).
+  return createClient<paths, 'application/json'>(clientOptions) as unknown as AnimalStoreClient;
 }
 
 /** The `rel="next"` target of a Link header (RFC 8288), or undefined on the last page. */

@@ -4,6 +4,9 @@
  *   dist/docs/index.html    Redoc page from generated/openapi.json (redocly build-docs --inlineBundle)
  *   dist/docs/openapi.json  the bundled contract, offered for download next to it
  *   dist/docs/CHANGELOG.md  the contract's changelog (spec/CHANGELOG.md), published with it
+ *   dist/docs-server/index.html  the page the server serves at GET /docs: the same, with one more
+ *                           server listed first, whose URL src/http/web.ts replaces with its own
+ *                           (SERVED_ORIGIN_PLACEHOLDER); not part of the published folder
  *
  * The page must make no network request when opened. `--inlineBundle` embeds Redoc itself
  * (without it the page loads Redoc from a CDN); Redoc's own telemetry is off because
@@ -14,12 +17,21 @@
  *   - the "API docs by Redocly" badge loads its logo from cdn.redoc.ly: replaced by an inline SVG
  *   - CSP: scripts, styles, images, fonts and workers only inline, data: or blob:; no fetch at all
  *
- * The server serves the same file at GET /docs.
+ * Both pages are rendered from a copy of the contract in which every operation's description
+ * ends with its operationId: Redoc 3's search indexes an operation's summary, description, method,
+ * path and parameters, not its operationId, so without that line "createPet" finds nothing.
+ *
+ * The server serves dist/docs-server/index.html at GET /docs, with its own address in the
+ * Servers panel. Redoc renders the page ahead (server-side) and then hydrates it from the
+ * definition embedded in the last <script>, so the server's URL must be in both alike (React keeps
+ * the pre-rendered text when they differ): the placeholder is rendered by Redoc itself, into the
+ * panel's HTML and the definition's JSON, and replaced as a plain string.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundledSpecPath, docsPath, projectRoot } from '../src/paths.js';
+import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
 import { redoclyOutput } from './lib/redocly.js';
 
 const HELP = `Usage: npm run docs
@@ -27,7 +39,8 @@ const HELP = `Usage: npm run docs
 Builds the API reference from generated/openapi.json (run \`npm run generate\` first when the
 spec changed) into dist/docs/index.html, a single HTML file that makes no network request when
 opened, and copies the contract to dist/docs/openapi.json and its changelog (spec/CHANGELOG.md)
-to dist/docs/CHANGELOG.md.
+to dist/docs/CHANGELOG.md: the folder to publish. Also writes dist/docs-server/index.html, the
+page the server serves at GET /docs, which lists that server first among the servers.
 
   --help   show this text`;
 
@@ -89,9 +102,32 @@ if (!existsSync(changelogPath)) {
   process.exit(1);
 }
 
-/** Runs redocly build-docs (Redoc inlined, not from a CDN) and returns the page it wrote. */
-function buildDocs(): string {
-  return redoclyOutput('build-docs', bundledSpecPath, 'index.html', ['--inlineBundle']);
+type Document = { servers?: { url: string; description?: string }[]; paths?: Record<string, Record<string, unknown>> };
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/** The contract as the docs render it: each operation's description ends with its operationId (for search). */
+function docsDocument(): Document {
+  const document = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as Document;
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!HTTP_METHODS.has(method) || typeof operation !== 'object' || operation === null) continue;
+      const op = operation as { operationId?: string; description?: string };
+      if (op.operationId) op.description = `${op.description ? `${op.description.trimEnd()}\n\n` : ''}Operation ID: \`${op.operationId}\``;
+    }
+  }
+  return document;
+}
+
+/** Runs redocly build-docs (Redoc inlined, not from a CDN) on `document` and returns the page it wrote. */
+function buildDocs(document: Document): string {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-docs-'));
+  try {
+    const input = join(dir, 'openapi.json');
+    writeFileSync(input, JSON.stringify(document));
+    return redoclyOutput('build-docs', input, 'index.html', ['--inlineBundle']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Makes the page self-contained: no logo from the CDN, and a CSP that forbids remote loads. */
@@ -115,22 +151,35 @@ function writeAtomically(file: string, write: (temp: string) => void): void {
   }
 }
 
+const published = docsDocument();
+const served: Document = {
+  ...published,
+  servers: [{ url: `${SERVED_ORIGIN_PLACEHOLDER}/v1`, description: 'This server (the one showing these docs)' }, ...(published.servers ?? [])],
+};
 let html: string;
+let servedHtml: string;
 try {
-  html = seal(buildDocs());
+  html = seal(buildDocs(published));
+  servedHtml = seal(buildDocs(served));
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
 }
-const remote = REMOTE_RESOURCE.flatMap((pattern) => html.match(pattern) ?? []);
+const remote = [html, servedHtml].flatMap((page) => REMOTE_RESOURCE.flatMap((pattern) => page.match(pattern) ?? []));
 if (remote.length > 0) {
   console.error(`The page would still load remote resources:\n  ${remote.join('\n  ')}`);
+  process.exit(1);
+}
+if (!servedHtml.includes(SERVED_ORIGIN_PLACEHOLDER) || html.includes(SERVED_ORIGIN_PLACEHOLDER)) {
+  console.error(`The server's page must list ${SERVED_ORIGIN_PLACEHOLDER} and the published one must not.`);
   process.exit(1);
 }
 
 const specCopy = join(dirname(docsPath), 'openapi.json');
 const changelogCopy = join(dirname(docsPath), 'CHANGELOG.md');
+const servedPath = servedDocsPath(docsPath);
 writeAtomically(docsPath, (temp) => writeFileSync(temp, html));
+writeAtomically(servedPath, (temp) => writeFileSync(temp, servedHtml));
 writeAtomically(specCopy, (temp) => copyFileSync(bundledSpecPath, temp));
 writeAtomically(changelogCopy, (temp) => copyFileSync(changelogPath, temp));
 
@@ -138,4 +187,5 @@ const seconds = ((performance.now() - started) / 1000).toFixed(1);
 console.log(`Docs: ${rel(docsPath)} (${Math.ceil(Buffer.byteLength(html) / 1024)} KiB, self-contained)`);
 console.log(`Spec: ${rel(specCopy)}`);
 console.log(`Changelog: ${rel(changelogCopy)}`);
+console.log(`Served at GET /docs: ${rel(servedPath)} (this server listed first)`);
 console.log(`Built in ${seconds} s. Open ${pathToFileURL(docsPath).href}, or GET /docs on a running server.`);

@@ -19,3 +19,16 @@ function findRoot(start: string): string {
 export const projectRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
 export const bundledSpecPath = join(projectRoot, 'generated', 'openapi.json');
 export const docsPath = join(projectRoot, 'dist', 'docs', 'index.html');
+
+/**
+ * The docs page the server serves (scripts/docs.ts writes it): the published page with one more
+ * server listed first, whose URL is this placeholder followed by `/v1`. It is replaced with the
+ * address the browser used (`http://` + the request's Host), so the Servers panel names this
+ * server. The published folder (dist/docs/) never lists it.
+ */
+export const SERVED_ORIGIN_PLACEHOLDER = 'http://this-server.animal-store.invalid';
+
+/** Where scripts/docs.ts writes the served page: dist/docs-server/index.html next to dist/docs/. */
+export function servedDocsPath(docsFile: string): string {
+  return join(dirname(dirname(docsFile)), 'docs-server', 'index.html');
+}

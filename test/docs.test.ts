@@ -1,16 +1,19 @@
 /**
  * `npm run docs` as a reader gets it: the script builds dist/docs/index.html, headless Chromium
  * opens it from disk, and the page shows every operation, its parameters and the deprecation,
- * without a single request that leaves the file (no CDN, no fonts, no telemetry).
+ * without a single request that leaves the file (no CDN, no fonts, no telemetry). Its search
+ * finds an operation by its operationId; the published page lists production and staging only,
+ * and the page a running server serves at /docs lists that server first.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledSpecPath, docsPath, projectRoot } from '../src/paths.js';
+import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
 import { startTestServer } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -23,6 +26,41 @@ const operations = [
   { summary: 'Add an animal', parameters: [], deprecated: false },
   { summary: 'Get an animal', parameters: [{ name: 'petId', in: 'path' }], deprecated: true },
 ] as const;
+
+const PRODUCTION = 'https://api.animal-store.example/v1';
+const STAGING = 'https://staging.api.animal-store.example/v1';
+
+/** The server URLs of Redoc's Servers panel, in the order the reader sees them. */
+async function serversPanel(page: Page): Promise<string[]> {
+  const panel = page.locator('[data-testid="panel-servers"]');
+  await panel.waitFor({ state: 'visible' });
+  return (await panel.innerText()).split('\n').filter((line) => /^https?:\/\//.test(line));
+}
+
+/** Types `query` into Redoc's search (opened from the sidebar) and returns the results' texts. */
+async function search(page: Page, query: string): Promise<string[]> {
+  const input = page.getByPlaceholder('Search docs...');
+  // The sidebar's "Search Ctrl+K" box: the element that holds the search icon.
+  if (!(await input.isVisible())) await page.locator('[data-component-name="icons/SearchIcon/SearchIcon"]').first().locator('xpath=..').click();
+  await input.fill(query);
+  const results = page.locator('[data-component-name="Search/SearchItem"]');
+  await results.first().waitFor({ state: 'visible', timeout: 10_000 }).catch(() => undefined);
+  return results.allInnerTexts();
+}
+
+/** GET /docs with this Host header (fetch cannot set Host). */
+function docsWithHost(origin: string, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${origin}/docs`, { headers: { host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromium (skipped: no browser at ${CHROMIUM})`, () => {
   let buildOutput = '';
@@ -69,6 +107,11 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
     await page.getByRole('heading', { name: 'Animal Store API', level: 1 }).waitFor({ state: 'visible' });
   });
 
+  it('the published page lists production and staging in its Servers panel, nothing else', async () => {
+    expect(await serversPanel(page)).toEqual([PRODUCTION, STAGING]);
+    expect(readFileSync(docsPath, 'utf8')).not.toContain(SERVED_ORIGIN_PLACEHOLDER);
+  });
+
   for (const operation of operations) {
     it(`shows "${operation.summary}"${operation.parameters.length ? ` with ${operation.parameters.map((p) => p.name).join(', ')}` : ''}${operation.deprecated ? ', deprecated' : ''}`, async () => {
       // As a reader does: open the tag in the sidebar, then the operation.
@@ -112,21 +155,52 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
     expect(remote).toEqual([]);
   });
 
-  it("the server serves the same page at /docs, and it renders under the server's own CSP", async () => {
+  it('search finds "Add an animal" (POST /pets) by its operationId, "createPet", and by "create"', async () => {
+    for (const query of ['createPet', 'create']) {
+      const results = await search(page, query);
+      expect(results.length, `results for "${query}"`).toBeGreaterThan(0);
+      expect(results[0], `first result for "${query}"`).toMatch(/^POST\s+\/pets\s+Add an animal/);
+    }
+    await page.keyboard.press('Escape');
+  });
+
+  it("the server serves the page at /docs with its own address first in the Servers panel, under the server's own CSP", async () => {
     const server = await startTestServer('sqlite');
     try {
       const response = await fetch(`${server.origin}/docs`);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(await response.text()).toBe(readFileSync(docsPath, 'utf8'));
+      expect(await response.text()).toBe(readFileSync(servedDocsPath(docsPath), 'utf8').replaceAll(SERVED_ORIGIN_PLACEHOLDER, server.origin));
       const before = pageErrors.length;
       const served = await context.newPage();
+      // Any error React or Redoc logs counts as a page error too.
+      served.on('console', (message) => {
+        if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
+      });
       await served.goto(`${server.origin}/docs`, { waitUntil: 'load' });
       await expect.poll(() => served.getByText('List animals').first().isVisible(), { timeout: 15_000 }).toBe(true);
+      expect(await serversPanel(served)).toEqual([`${server.origin}/v1`, PRODUCTION, STAGING]);
+      expect((await search(served, 'createPet'))[0]).toMatch(/^POST\s+\/pets\s+Add an animal/);
       await served.close();
       expect(pageErrors.slice(before)).toEqual([]);
       const remote = requests.filter((url) => /^https?:/.test(url) && !url.startsWith(server.origin));
       expect(remote).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the served page names the Host the browser used when it is a plain host[:port], and the local address otherwise', async () => {
+    const server = await startTestServer('sqlite');
+    try {
+      const local = `${server.origin}/v1`;
+      expect(await docsWithHost(server.origin, 'docs.animal-store.example:8080')).toContain('"servers":[{"url":"http://docs.animal-store.example:8080/v1"');
+      expect(await docsWithHost(server.origin, 'LocalHost:9')).toContain('"servers":[{"url":"http://localhost:9/v1"');
+      for (const host of ['evil.example"><script>alert(1)</script>', 'evil.example/path', 'user@evil.example', 'evil.example:8080:1', '']) {
+        const body = await docsWithHost(server.origin, host);
+        expect(body, `Host: ${host}`).toContain(`"servers":[{"url":"${local}"`);
+        expect(body, `Host: ${host}`).not.toContain('evil.example');
+      }
     } finally {
       await server.close();
     }

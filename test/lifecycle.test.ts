@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../scripts/lib/processes.js';
 import { bundledServerArgs, ensureBundle, root } from '../scripts/lib/bundle.js';
+import { SERVED_ORIGIN_PLACEHOLDER } from '../src/paths.js';
 import { createScratchDatabase } from './support/postgres.js';
 
 interface Started {
@@ -61,12 +62,13 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
       expect(response.status).toBe(201);
       created.push(await response.json());
     }
-    // What the build step put in dist/docs is what /docs serves; the contract is generated/openapi.json.
+    // What the build step put in dist/docs-server is what /docs serves, with this server's own
+    // address first in the Servers panel; the contract is generated/openapi.json.
     const origin = new URL(first.base).origin;
     const docs = await fetch(`${origin}/docs`);
     expect(docs.status).toBe(200);
     expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(await docs.text()).toBe(readFileSync(join(root, 'dist', 'docs', 'index.html'), 'utf8'));
+    expect(await docs.text()).toBe(readFileSync(join(root, 'dist', 'docs-server', 'index.html'), 'utf8').replaceAll(SERVED_ORIGIN_PLACEHOLDER, origin));
     const contract = await fetch(`${origin}/openapi.json`);
     expect(contract.status).toBe(200);
     expect(await contract.json()).toEqual(JSON.parse(readFileSync(join(root, 'generated', 'openapi.json'), 'utf8')));

@@ -59,17 +59,44 @@ void [listPets, createPet, getPet];
 export const map = { listPets, createPet, getPet, deletePet: getPet } satisfies Handlers;
 `,
   clientBaseline: `${CLIENT}
+import type { ApiError, Pet } from '../../client/index.js';
 export const calls = [
   api.GET('/pets', { params: { query: { limit: 10, status: 'sold' } } }),
   api.GET('/pets/{petId}', { params: { path: { petId: 1 } } }),
   api.POST('/pets', { body: { name: 'Biscuit', categoryId: 2 } }),
+  api.GET('/pets'),
+  api.GET('/pets', { params: { query: { limit: 5, status: 'sold' } }, signal: AbortSignal.timeout(1000) }),
 ];
+// The correct twins of the misspelled calls below, and what the results are inferred to be.
+export async function inferred() {
+  const listed = await api.GET('/pets', { params: { query: { limit: 5, status: 'sold' } } });
+  const pets: Pet[] | undefined = listed.data;
+  const created = await api.POST('/pets', { body: { name: 'A', categoryId: 2, status: 'sold' } });
+  const pet: Pet | undefined = created.data;
+  const failure: ApiError | undefined = created.error;
+  const text = await api.GET('/pets', { parseAs: 'text' });
+  const raw: string | undefined = text.data;
+  // @ts-expect-error data is Pet, not a number: the result is typed, not any
+  const notANumber: number | undefined = created.data;
+  return { pets, pet, failure, raw, notANumber };
+}
 `,
   clientWrongParameter: `${CLIENT}
 export const call = api.GET('/pets', { params: { query: { size: 10 } } });
 `,
   clientWrongBodyField: `${CLIENT}
 export const call = api.POST('/pets', { body: { name: 'Biscuit', category: 2 } });
+`,  clientMisspelledQueryParameter: `${CLIENT}
+export const call = api.GET('/pets', { params: { query: { limit: 5, staus: 'sold' } } });
+`,
+  clientMisspelledBodyField: `${CLIENT}
+export const call = api.POST('/pets', { body: { name: 'A', categoryId: 2, stauts: 'sold' } });
+`,
+  clientExtraPathParameter: `${CLIENT}
+export const call = api.GET('/pets/{petId}', { params: { path: { petId: 1, id: 1 } } });
+`,
+  clientMisspelledOption: `${CLIENT}
+export const call = api.GET('/pets', { parms: { query: { limit: 5 } } });
 `,
 } as const;
 
@@ -144,7 +171,7 @@ describe('the handler contract is enforced by the compiler', () => {
 });
 
 describe('the typed client is checked by the compiler', () => {
-  it('correct calls of all three operations compile with zero diagnostics', () => {
+  it('correct calls of all three operations compile with zero diagnostics, data and error typed from the spec', () => {
     expect(errorsOf('clientBaseline')).toEqual([]);
   });
 
@@ -158,5 +185,31 @@ describe('the typed client is checked by the compiler', () => {
     const errors = errorsOf('clientWrongBodyField');
     expect(errors.length).toBeGreaterThanOrEqual(1);
     expect(errors.join('\n')).toMatch(/'category' does not exist|categoryId/);
+  });
+
+  // openapi-fetch alone accepts all four below: it infers the init argument as a type parameter,
+  // so an undeclared key next to a declared one is never excess (client/index.ts says more).
+  it('a misspelled query parameter next to a correct one (limit, staus) is a compile error', () => {
+    const errors = errorsOf('clientMisspelledQueryParameter');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("'staus' does not exist");
+  });
+
+  it('a misspelled body field next to correct ones (stauts) is a compile error', () => {
+    const errors = errorsOf('clientMisspelledBodyField');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("'stauts' does not exist");
+  });
+
+  it('a path parameter the operation does not have, next to petId, is a compile error', () => {
+    const errors = errorsOf('clientExtraPathParameter');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("'id' does not exist");
+  });
+
+  it('a misspelled top-level option (parms for params) is a compile error', () => {
+    const errors = errorsOf('clientMisspelledOption');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("'parms' does not exist");
   });
 });

@@ -24,7 +24,7 @@ const docsDir = join(root, 'dist', 'docs');
 const lockDir = join(root, 'dist', '.build-lock');
 
 /** What the build writes and the server needs: the entry module, and what GET /docs serves. */
-const OUTPUTS = [join(serverDir, 'server.mjs'), join(docsDir, 'index.html'), join(docsDir, 'openapi.json'), join(docsDir, 'CHANGELOG.md')];
+const OUTPUTS = [join(serverDir, 'server.mjs'), join(docsDir, 'index.html'), join(docsDir, 'openapi.json'), join(docsDir, 'CHANGELOG.md'), join(root, 'dist', 'docs-server', 'index.html')];
 
 /**
  * Inputs of the build besides the bundled sources: the scripts `npm run build` runs, what the docs

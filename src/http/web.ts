@@ -8,16 +8,66 @@
  * rest of the server. That callback takes the place of the one Express would otherwise make per
  * request (its finalhandler).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dirname, join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { redactApiKeys } from '../auth/apiKey.js';
+import { SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../paths.js';
 import type { Exchange } from './exchange.js';
 import type { Responder } from './respond.js';
 
 // The rendered docs are one self-contained page: inline script and styles, nothing fetched from
 // afar; 'unsafe-eval' because Redoc's search builds its worker's code at run time.
 const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'self'; frame-ancestors 'none'";
+
+/** A Host header that can go into the page as it is: a DNS name or IPv4 or [IPv6] address, and a port. */
+const PLAIN_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+/** How many pages (about 2.5 MB each) are kept, one per distinct Host: enough for localhost, 127.0.0.1 and a name. */
+const SERVED_PAGES_KEPT = 4;
+
+/**
+ * The served docs page for each Host. The template is read once (again when the file changes)
+ * and split at the placeholder; a page is the parts joined with the origin. A Host that is not a
+ * plain host[:port] gets the socket's own local address instead, so nothing a client sends but a
+ * well-formed name reaches the page. At most SERVED_PAGES_KEPT pages are kept (least recently
+ * used out), so a client sending many Host values costs a join each, never memory.
+ */
+class ServedDocs {
+  private template: { mtimeMs: number; parts: string[] } | undefined;
+  private readonly pages = new Map<string, Buffer>();
+
+  constructor(private readonly file: string) {}
+
+  /** The page for this request, or undefined when the served page is not built. */
+  pageFor(req: IncomingMessage): Buffer | undefined {
+    const mtimeMs = statSync(this.file, { throwIfNoEntry: false })?.mtimeMs;
+    if (mtimeMs === undefined) return undefined;
+    if (this.template?.mtimeMs !== mtimeMs) {
+      this.template = { mtimeMs, parts: readFileSync(this.file, 'utf8').split(SERVED_ORIGIN_PLACEHOLDER) };
+      this.pages.clear();
+    }
+    const origin = `http://${hostOf(req)}`;
+    let page = this.pages.get(origin);
+    if (page) {
+      this.pages.delete(origin);
+    } else {
+      page = Buffer.from(this.template.parts.join(origin));
+      if (this.pages.size >= SERVED_PAGES_KEPT) this.pages.delete(this.pages.keys().next().value as string);
+    }
+    this.pages.set(origin, page);
+    return page;
+  }
+}
+
+/** The request's Host when it is a plain host[:port], else the address and port the request came in on. */
+function hostOf(req: IncomingMessage): string {
+  const host = req.headers.host?.toLowerCase();
+  if (host && host.length <= 260 && PLAIN_HOST.test(host)) return host;
+  const { localAddress = '127.0.0.1', localPort } = req.socket;
+  const address = localAddress.startsWith('::ffff:') ? localAddress.slice(7) : localAddress;
+  return `${address.includes(':') ? `[${address}]` : address}${localPort ? `:${localPort}` : ''}`;
+}
 
 export interface WebOptions {
   responder: Responder;
@@ -45,7 +95,14 @@ export function createWeb(options: WebOptions): WebLane {
   web.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(options.specJson);
   });
-  web.get('/docs', (_req, res, next: NextFunction) => {
+  const served = new ServedDocs(servedDocsPath(options.docsFile));
+  web.get('/docs', (req, res, next: NextFunction) => {
+    const page = served.pageFor(req);
+    if (page) {
+      res.set('Content-Security-Policy', DOCS_CSP).set('Cache-Control', 'no-cache').type('html').send(page);
+      return;
+    }
+    // Docs built before the served page existed: the published page, without this server listed.
     if (!existsSync(options.docsFile)) {
       next(new NotFound('The docs are not built; run `npm run docs`.'));
       return;
