@@ -125,6 +125,31 @@ describe('npm run dev', () => {
     expect(pet?.properties.nickname).toEqual({ type: 'string' });
   }, 120_000);
 
+  it('a saved spec edit adding an operation: its stub is scaffolded, and until handlers/index.ts lists it the server answers 501 saying so', async () => {
+    const from = dev.output().length;
+    copy.edit('spec/openapi.yaml', (text) =>
+      replaceOnce(
+        text,
+        '\npaths:\n',
+        "\npaths:\n  /species:\n    get:\n      operationId: listSpecies\n      summary: List species\n      description: Public.\n      tags: [pets]\n      security: []\n      responses:\n        '200':\n          description: Species.\n          content:\n            application/json:\n              schema:\n                type: array\n                maxItems: 10\n                items:\n                  type: string\n                  maxLength: 20\n              example: [cat]\n        '500':\n          $ref: '#/components/responses/InternalError'\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n",
+        'the paths of spec/openapi.yaml',
+      ),
+    );
+    await printed(/handlers\/listSpecies\.ts/, from);
+    let reply: { status: number; body: string } = { status: 0, body: '' };
+    for (let i = 0; i < 600 && reply.status !== 501; i++) {
+      try {
+        const response = await fetch(`${base}/v1/species`, { signal: AbortSignal.timeout(5000) });
+        reply = { status: response.status, body: await response.text() };
+      } catch {
+        // restarting: nothing listens for a moment
+      }
+      if (reply.status !== 501) await sleep(100);
+    }
+    expect(reply.status, reply.body).toBe(501);
+    expect(JSON.parse(reply.body)).toMatchObject({ status: 501, code: 'not_implemented', message: expect.stringContaining('handlers/index.ts') as unknown });
+  }, 120_000);
+
   it('an invalid spec: the error is shown, nothing is generated, and the old server keeps answering', async () => {
     const spec = copy.read('spec/openapi.yaml');
     const generated = copy.read('generated/openapi.json');

@@ -152,6 +152,12 @@ export function createApi(options: ApiOptions): Api {
       // openapi-backend validates (and fills defaults into) the request it parsed; see patches/.
       context.request.requestBody = outcome.value;
     },
+    // An operation in the contract that handlers/index.ts does not list yet: the compiler says so,
+    // but `npm run dev` restarts without a type check, so a fresh spec edit answers this 501.
+    notImplemented: (context: Context, exchange: Exchange) => {
+      const operationId = context.operation.operationId ?? '';
+      responder.sendError(exchange, 501, 'not_implemented', `${operationId} is in the contract but has no handler yet: add handlers/${operationId}.ts to handlers/index.ts.`);
+    },
     validationFail: (context: Context, exchange: Exchange) => {
       const details = detailsOf(context.validation.errors ?? []);
       responder.sendError(exchange, 400, 'validation_failed', summariseDetails(details), { details });
