@@ -6,9 +6,10 @@ import { handlers } from '../handlers/index.js';
 import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
-import { createApp } from './http/app.js';
+import { createApp, type App } from './http/app.js';
 import { listenHttp, type HttpListener } from './http/listen.js';
 import type { ContractViolation } from './http/responseChecker.js';
+import type { KeyChecker } from './http/security.js';
 import type { Logger } from './logger.js';
 import { docsPath } from './paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
@@ -23,6 +24,7 @@ export interface RunningServer {
   basePath: string;
   database: DatabaseHandle;
   keys: ApiKeyStore;
+  /** The key store's cache (not loaded nor refreshed when `keyChecker` replaces it: the sandbox). */
   keyCache: KeyCache;
   /** Set when this start created the first key: show it once, never log it. */
   bootstrapKey?: { id: number; key: string };
@@ -40,6 +42,14 @@ export interface StartOptions {
   document?: OpenApiDocument;
   /** Create a first key when none exists (the default for a real start). */
   bootstrapKey?: boolean;
+  /**
+   * Checks bearer tokens instead of the key store's cache: scripts/sandbox.ts alone passes one (it
+   * accepts any token). src/main.ts never does, and nothing in the environment sets it, so the
+   * production key check is the cache's, exactly as without this option.
+   */
+  keyChecker?: KeyChecker;
+  /** Wraps the request listener (scripts/sandbox.ts: its marker header and reset route). */
+  wrapListener?: (listener: App['app']) => App['app'];
 }
 
 export function openDatabase(config: Config): Promise<DatabaseHandle> {
@@ -63,14 +73,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     maxStaleMs: 5000,
     onRefreshError: (error) => logger.warn({ err: error }, 'could not reload API keys'),
   });
-  await keyCache.startRefreshing();
+  if (!options.keyChecker) await keyCache.startRefreshing();
 
   const basePath = basePathOf(document);
   const { app, violations } = createApp({
     document,
     handlers,
     deps: { pets: createPetStore(database.db, database.dialect), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
-    keys: keyCache,
+    keys: options.keyChecker ?? keyCache,
     ping: database.ping,
     logger,
     validateResponses: config.validateResponses,
@@ -78,7 +88,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     corsOrigins: config.corsOrigins,
   });
 
-  const httpServer = await listenHttp(app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
+  const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -1,0 +1,267 @@
+/**
+ * `npm run sandbox`: the real server's code (src/server.ts: openapi-backend, the handlers, Kysely
+ * on SQLite) on a throwaway store, for frontend teams: real paging, real 404s and validation
+ * details, and their own creates back, where the mock (`npm run mock`) stores nothing.
+ *
+ * What makes it a sandbox is composed here and only here; src/main.ts (`npm start`) reads no
+ * setting that turns any of it on:
+ * - the store is a SQLite file in a fresh temp folder, seeded from the contract's examples and
+ *   deleted when the sandbox stops (SIGINT, SIGTERM, or a crash);
+ * - any bearer token is accepted (src/auth/anyToken.ts, passed to startServer as its key check);
+ * - every response carries `X-Sandbox: true`, and `POST /__sandbox/reset` (outside /v1) restores
+ *   the seeds (src/http/sandbox.ts wraps the listener);
+ * - it refuses to start with NODE_ENV=production or DATABASE_URL set, and binds 127.0.0.1 unless
+ *   told otherwise.
+ * None of those modules is imported by src/main.ts, so none is in the production bundle.
+ *
+ * package.json runs this with `exec tsx …`: npm passes SIGTERM to the shell it started, and a
+ * shell that forks (dash) would die and leave the sandbox running with its store; with `exec`
+ * the signal reaches tsx, which passes it here, and the store is deleted.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { anyToken } from '../src/auth/anyToken.js';
+import { ConfigError, loadConfig, type Config } from '../src/config.js';
+import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/http/sandbox.js';
+import { createLogger } from '../src/logger.js';
+import type { Pet } from '../src/schemas.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
+import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
+import type { NewPetRecord } from '../src/store/types.js';
+
+const DEFAULT_PORT = 4011;
+const DEFAULT_HOST = '127.0.0.1';
+
+const HELP = `Usage: npm run sandbox [-- [--port <port>] [--host <host>]]
+
+Runs the real server's code (the same handlers, validation, paging and errors as \`npm start\`)
+on a throwaway SQLite store, for building and testing a frontend:
+http://${DEFAULT_HOST}:${DEFAULT_PORT}/v1/pets, /v1/pets/{petId}; docs at /docs.
+
+  --port <port>   port to listen on (default ${DEFAULT_PORT}; 0 picks a free one). PORT is not read:
+                  it is the real server's, so both can run side by side.
+  --host <host>   address to listen on (default ${DEFAULT_HOST}: this machine only)
+  --help          show this text
+
+Data: a SQLite file in a new temp folder, seeded from the contract's examples (the pets of
+listPets' 200 examples with their ids, then any createPet request example not among them), and
+deleted when the sandbox stops. Nothing is read from or written to data/.
+
+Keys: any non-empty bearer token is accepted: "Authorization: Bearer <token>", where <token> is
+one word (no spaces), the scheme in any case. No Authorization header, or one of another form
+("Basic ...", "Bearer" alone, "Bearer a b"), gets the real 401 Error with its WWW-Authenticate
+challenge, so that path can be tested too. The key store is not used (\`npm run keys\` does not
+apply), so the 401 for a key that was never issued cannot be seen here.
+
+Reset: POST ${SANDBOX_RESET_PATH} (outside /v1, no key needed, callable from any origin) deletes
+every pet and stores the seeds again; ids start again after the seeds'. It answers
+200 {"reset":true,"pets":<count>}. Or stop and start the sandbox.
+
+CORS is open to every origin (CORS_ORIGINS=*), and every response is checked against the contract
+(a response that breaks it is a 500 and a logged "response breaks the contract").
+
+Never production: every response carries "${SANDBOX_HEADER}: true", the start banner says SANDBOX,
+and the sandbox refuses to start when NODE_ENV=production or DATABASE_URL is set. Only this
+script turns sandbox mode on; \`npm start\` reads no setting that does, and its bundle
+(dist/server/server.mjs) holds none of the sandbox's code.
+Environment: LOG_LEVEL (default info), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS as for the server.
+Ctrl-C (or SIGTERM) stops it, deletes the temp folder, and exits 0.`;
+
+function fail(message: string, code = 2): never {
+  console.error(message);
+  process.exit(code);
+}
+
+let options: { port?: string | undefined; host?: string | undefined; help?: boolean | undefined };
+try {
+  ({ values: options } = parseArgs({ options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+} catch (error) {
+  fail(`${error instanceof Error ? error.message : String(error)}\n\n${HELP}`);
+}
+if (options.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+
+// ---- Never in production, never on a real database.
+if (process.env.NODE_ENV === 'production') {
+  fail('Refusing to start the sandbox: NODE_ENV=production. The sandbox accepts any token and throws its data away; run `npm start` for a real server.');
+}
+if (process.env.DATABASE_URL) {
+  fail('Refusing to start the sandbox: DATABASE_URL is set. The sandbox only ever uses a throwaway SQLite file; unset DATABASE_URL (or run `npm start` for a real server).');
+}
+
+// ---- Seeds, from the contract's examples.
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Follows a local `$ref` (`#/components/...`) once. */
+function resolve(document: OpenApiDocument, value: unknown): unknown {
+  if (!isObject(value) || typeof value.$ref !== 'string' || !value.$ref.startsWith('#/')) return value;
+  let current: unknown = document;
+  for (const key of value.$ref.slice(2).split('/')) current = isObject(current) ? current[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+  return current;
+}
+
+function operation(document: OpenApiDocument, operationId: string): JsonObject {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const op of Object.values(item ?? {})) if (isObject(op) && op.operationId === operationId) return op;
+  }
+  throw new Error(`the contract has no operation ${operationId}`);
+}
+
+/** The example values of a JSON media type: `examples.*.value` and `example`. */
+function exampleValues(document: OpenApiDocument, media: unknown): unknown[] {
+  const content = resolve(document, media);
+  if (!isObject(content)) return [];
+  const values: unknown[] = 'example' in content ? [content.example] : [];
+  for (const example of Object.values(isObject(content.examples) ? content.examples : {})) {
+    const resolved = resolve(document, example);
+    if (isObject(resolved) && 'value' in resolved) values.push(resolved.value);
+  }
+  return values;
+}
+
+function jsonContent(document: OpenApiDocument, holder: unknown): unknown {
+  const resolved = resolve(document, holder);
+  return isObject(resolved) && isObject(resolved.content) ? resolved.content['application/json'] : undefined;
+}
+
+function isPet(value: unknown): value is Pet {
+  return isObject(value) && typeof value.id === 'number' && typeof value.name === 'string' && typeof value.categoryId === 'number' && typeof value.status === 'string';
+}
+
+/**
+ * The pets of listPets' 200 examples, by id (the same id twice must be the same pet), then the
+ * createPet request examples, with the schema's defaults applied, that are not among them.
+ */
+export function seedsFrom(document: OpenApiDocument): SandboxSeeds {
+  const listed = operation(document, 'listPets');
+  const byId = new Map<number, Pet>();
+  for (const page of exampleValues(document, jsonContent(document, (listed.responses as JsonObject | undefined)?.['200']))) {
+    if (!Array.isArray(page)) continue;
+    for (const pet of page) {
+      if (!isPet(pet)) throw new Error(`a listPets 200 example holds something that is not a Pet: ${JSON.stringify(pet)}`);
+      const seen = byId.get(pet.id);
+      if (seen && JSON.stringify(seen) !== JSON.stringify(pet)) throw new Error(`listPets examples disagree about pet ${pet.id}`);
+      byId.set(pet.id, { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status });
+    }
+  }
+  const pets = [...byId.values()].sort((a, b) => a.id - b.id);
+
+  const create = operation(document, 'createPet');
+  const media = resolve(document, jsonContent(document, create.requestBody));
+  const schema = resolve(document, isObject(media) ? media.schema : undefined);
+  const defaults: JsonObject = {};
+  for (const [name, property] of Object.entries(isObject(schema) && isObject(schema.properties) ? schema.properties : {})) {
+    const resolved = resolve(document, property);
+    if (isObject(resolved) && 'default' in resolved) defaults[name] = resolved.default;
+  }
+  const created: NewPetRecord[] = [];
+  for (const example of exampleValues(document, media)) {
+    const pet = { ...defaults, ...(isObject(example) ? example : {}) } as NewPetRecord;
+    const same = (other: NewPetRecord) => other.name === pet.name && other.categoryId === pet.categoryId && other.status === pet.status;
+    if (!pets.some(same) && !created.some(same)) created.push({ name: pet.name, categoryId: pet.categoryId, status: pet.status });
+  }
+  return { pets, created };
+}
+
+// ---- Start.
+const folder = mkdtempSync(join(tmpdir(), 'animal-store-sandbox-'));
+const sqlitePath = join(folder, 'sandbox.sqlite');
+let removed = false;
+function removeStore(): void {
+  if (removed) return;
+  removed = true;
+  rmSync(folder, { recursive: true, force: true });
+}
+// However the process ends (a crash included), the temp folder goes with it.
+process.on('exit', removeStore);
+
+let config: Config;
+try {
+  config = loadConfig({
+    NODE_ENV: 'development',
+    PORT: options.port ?? String(DEFAULT_PORT),
+    HOST: options.host ?? DEFAULT_HOST,
+    SQLITE_PATH: sqlitePath,
+    CORS_ORIGINS: '*',
+    LOG_LEVEL: process.env.LOG_LEVEL,
+    HEADERS_TIMEOUT_MS: process.env.HEADERS_TIMEOUT_MS,
+    REQUEST_TIMEOUT_MS: process.env.REQUEST_TIMEOUT_MS,
+  });
+} catch (error) {
+  if (error instanceof ConfigError) fail(`Configuration error: ${error.message.replace(/^PORT/, '--port').replace(/^HOST/, '--host')}`);
+  throw error;
+}
+const logger = createLogger(config.logLevel);
+
+let database: DatabaseHandle | undefined;
+let server: RunningServer;
+try {
+  const seeds = seedsFrom(loadBundledSpec());
+  const opened = await openSqlite(sqlitePath);
+  database = opened;
+  const store = createSandboxStore(opened, seeds);
+  await store.reset();
+  server = await startServer({
+    config,
+    logger,
+    database: opened,
+    bootstrapKey: false,
+    keyChecker: anyToken,
+    wrapListener: (app) => withSandbox(app, { reset: () => store.reset(), logger }),
+  });
+} catch (error) {
+  logger.fatal({ err: error }, 'could not start the sandbox');
+  await database?.close().catch(() => undefined);
+  removeStore();
+  process.exit(1);
+}
+
+const origin = server.origin.replace('127.0.0.1', 'localhost');
+const base = `${origin}${server.basePath}`;
+logger.info({ url: base, data: sqlitePath, sandbox: true }, 'sandbox listening');
+process.stdout.write(
+  [
+    `SANDBOX: Animal Store API (throwaway data, any bearer token; not a production server) on ${base}`,
+    `  docs:     ${origin}/docs   contract: ${origin}/openapi.json`,
+    `  data:     ${sqlitePath} (deleted on exit), seeded from the contract's examples`,
+    `  reset:    curl -X POST ${origin}${SANDBOX_RESET_PATH}`,
+    `  try:      curl -H "Authorization: Bearer anything" ${base}/pets`,
+    `  every response carries ${SANDBOX_HEADER}: true; CORS is open to every origin.`,
+    ...(['127.0.0.1', '::1', 'localhost'].includes(config.host) ? [] : [`  WARNING: bound to ${config.host}, not this machine only: anyone who can reach it gets in with any token.`]),
+    '',
+  ].join('\n'),
+);
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'sandbox shutting down');
+    server
+      .close()
+      .then(() => database?.close())
+      .then(
+        () => {
+          removeStore();
+          logger.info('sandbox stopped; its data is deleted');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'sandbox shutdown failed');
+          removeStore();
+          process.exit(1);
+        },
+      );
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * The sandbox's additions to the request listener (scripts/sandbox.ts wraps the server's listener
+ * with this; src/main.ts never does): the `X-Sandbox: true` marker on every response, and
+ * `POST /__sandbox/reset`, outside the API's base path, which puts the seed animals back. Nothing
+ * here is on the production server's request path.
+ */
+import type { RequestListener } from 'node:http';
+import type { Logger } from '../logger.js';
+import { errorBody } from '../schemas.js';
+import { beginExchange } from './exchange.js';
+import { writeJson } from './respond.js';
+
+export const SANDBOX_HEADER = 'X-Sandbox';
+export const SANDBOX_RESET_PATH = '/__sandbox/reset';
+
+export interface SandboxRoutes {
+  /** Restores the seeds; resolves to the number of animals stored. */
+  reset(): Promise<number>;
+  logger: Logger;
+}
+
+export function withSandbox(inner: RequestListener, routes: SandboxRoutes): RequestListener {
+  return (req, res) => {
+    res.setHeader(SANDBOX_HEADER, 'true');
+    const url = req.url ?? '/';
+    const path = url.split('?', 1)[0];
+    if (path !== SANDBOX_RESET_PATH) {
+      inner(req, res);
+      return;
+    }
+    const exchange = beginExchange(req, res, routes.logger);
+    req.resume();
+    // Callable from a page on any origin (a test's setup): a simple POST, or one with a preflight.
+    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'X-Sandbox, X-Request-Id' };
+    if (req.method === 'OPTIONS') {
+      writeJson(res, 204, undefined, { ...cors, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Request-Id', 'Access-Control-Max-Age': '7200' });
+      return;
+    }
+    if (req.method !== 'POST') {
+      writeJson(res, 405, errorBody(405, 'method_not_allowed', `${SANDBOX_RESET_PATH} takes POST.`), { ...cors, Allow: 'POST, OPTIONS' });
+      return;
+    }
+    routes.reset().then(
+      (pets) => {
+        routes.logger.info({ pets }, 'sandbox reset to its seeds');
+        writeJson(res, 200, { reset: true, pets }, cors);
+      },
+      (error: unknown) => {
+        routes.logger.error({ reqId: exchange.requestId, err: error }, 'sandbox reset failed');
+        writeJson(res, 500, errorBody(500, 'internal_error', `The sandbox could not be reset (request ${exchange.requestId}).`), cors);
+      },
+    );
+  };
+}
