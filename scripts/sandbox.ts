@@ -7,7 +7,8 @@
  * setting that turns any of it on:
  * - the store is a SQLite file in a fresh temp folder, seeded from the contract's examples and
  *   deleted when the sandbox stops (SIGINT, SIGTERM, or a crash);
- * - any bearer token is accepted (src/auth/anyToken.ts, passed to startServer as its key check);
+ * - one documented key, `Bearer sandbox`, is accepted (src/auth/sandboxToken.ts, passed to
+ *   startServer as its key check); any other is the real 401 for a key never issued;
  * - every response carries `X-Sandbox: true`, and `POST /__sandbox/reset` (outside /v1) restores
  *   the seeds (src/http/sandbox.ts wraps the listener);
  * - it refuses to start with NODE_ENV=production or DATABASE_URL set, and binds 127.0.0.1 unless
@@ -22,7 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { anyToken } from '../src/auth/anyToken.js';
+import { SANDBOX_TOKEN, sandboxToken } from '../src/auth/sandboxToken.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/http/sandbox.js';
 import { createLogger } from '../src/logger.js';
@@ -51,11 +52,11 @@ Data: a SQLite file in a new temp folder, seeded from the contract's examples (t
 listPets' 200 examples with their ids, then any createPet request example not among them), and
 deleted when the sandbox stops. Nothing is read from or written to data/.
 
-Keys: any non-empty bearer token is accepted: "Authorization: Bearer <token>", where <token> is
-one word (no spaces), the scheme in any case. No Authorization header, or one of another form
-("Basic ...", "Bearer" alone, "Bearer a b"), gets the real 401 Error with its WWW-Authenticate
-challenge, so that path can be tested too. The key store is not used (\`npm run keys\` does not
-apply), so the 401 for a key that was never issued cannot be seen here.
+Key: "Authorization: Bearer ${SANDBOX_TOKEN}" (the scheme in any case); the mock accepts it too, so
+a frontend switches between mock and sandbox by host and port only. Any other token is a key the
+server never issued: the real 401 with error="invalid_token". No Authorization header, or one of
+another form ("Basic ...", "Bearer" alone, "Bearer a b"), gets the real 401 Error with its
+WWW-Authenticate challenge. The key store is not used (\`npm run keys\` does not apply).
 
 Reset: POST ${SANDBOX_RESET_PATH} (outside /v1, no key needed, callable from any origin) deletes
 every pet and stores the seeds again; ids start again after the seeds'. It answers
@@ -89,7 +90,7 @@ if (options.help) {
 
 // ---- Never in production, never on a real database.
 if (process.env.NODE_ENV === 'production') {
-  fail('Refusing to start the sandbox: NODE_ENV=production. The sandbox accepts any token and throws its data away; run `npm start` for a real server.');
+  fail('Refusing to start the sandbox: NODE_ENV=production. The sandbox accepts a published key and throws its data away; run `npm start` for a real server.');
 }
 if (process.env.DATABASE_URL) {
   fail('Refusing to start the sandbox: DATABASE_URL is set. The sandbox only ever uses a throwaway SQLite file; unset DATABASE_URL (or run `npm start` for a real server).');
@@ -216,7 +217,7 @@ try {
     logger,
     database: opened,
     bootstrapKey: false,
-    keyChecker: anyToken,
+    keyChecker: sandboxToken,
     wrapListener: (app) => withSandbox(app, { reset: () => store.reset(), logger }),
   });
 } catch (error) {
@@ -231,13 +232,13 @@ const base = `${origin}${server.basePath}`;
 logger.info({ url: base, data: sqlitePath, sandbox: true }, 'sandbox listening');
 process.stdout.write(
   [
-    `SANDBOX: Animal Store API (throwaway data, any bearer token; not a production server) on ${base}`,
+    `SANDBOX: Animal Store API (throwaway data, key "${SANDBOX_TOKEN}"; not a production server) on ${base}`,
     `  docs:     ${origin}/docs   contract: ${origin}/openapi.json`,
     `  data:     ${sqlitePath} (deleted on exit), seeded from the contract's examples`,
     `  reset:    curl -X POST ${origin}${SANDBOX_RESET_PATH}`,
-    `  try:      curl -H "Authorization: Bearer anything" ${base}/pets`,
+    `  try:      curl -H "Authorization: Bearer ${SANDBOX_TOKEN}" ${base}/pets`,
     `  every response carries ${SANDBOX_HEADER}: true; CORS is open to every origin.`,
-    ...(['127.0.0.1', '::1', 'localhost'].includes(config.host) ? [] : [`  WARNING: bound to ${config.host}, not this machine only: anyone who can reach it gets in with any token.`]),
+    ...(['127.0.0.1', '::1', 'localhost'].includes(config.host) ? [] : [`  WARNING: bound to ${config.host}, not this machine only: anyone who can reach it gets in with the published key.`]),
     '',
   ].join('\n'),
 );

@@ -44,8 +44,8 @@ export interface StartOptions {
   bootstrapKey?: boolean;
   /**
    * Checks bearer tokens instead of the key store's cache: scripts/sandbox.ts alone passes one (it
-   * accepts any token). src/main.ts never does, and nothing in the environment sets it, so the
-   * production key check is the cache's, exactly as without this option.
+   * accepts its one published key). src/main.ts never does, and nothing in the environment sets
+   * it, so the production key check is the cache's, exactly as without this option.
    */
   keyChecker?: KeyChecker;
   /** Wraps the request listener (scripts/sandbox.ts: its marker header and reset route). */

@@ -1,7 +1,7 @@
 /**
  * `npm run sandbox` as a frontend developer runs it: the real command in a child process on a free
- * port; the real server's code on a throwaway store seeded from the contract's examples, any bearer
- * token accepted (none: the real 401), a reset that restores the seeds, and no way to start it in
+ * port; the real server's code on a throwaway store seeded from the contract's examples, its one
+ * documented key accepted (any other, or none: the real 401), a reset that restores the seeds, and no way to start it in
  * production or on a real database. SIGTERM stops it with exit code 0 and deletes its store.
  */
 import { existsSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { loadBundledSpec } from '../src/spec.js';
 import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 
 const HOST = '127.0.0.1';
-const AUTH = { Authorization: 'Bearer any-token-will-do' };
+const AUTH = { Authorization: 'Bearer sandbox' };
 
 type Pet = { id: number; name: string; categoryId: number; status: string };
 
@@ -83,10 +83,15 @@ describe('npm run sandbox (the real server on a throwaway store)', () => {
     for (const example of createExamples) expect(pets, JSON.stringify(example)).toContainEqual({ ...example, id: expect.any(Number) });
   });
 
-  it('accepts any non-empty bearer token, the scheme in any case', async () => {
-    for (const authorization of ['Bearer any-token-will-do', 'bearer x', 'Bearer nope', `Bearer ask_${'A'.repeat(43)}`]) {
+  it('accepts its one documented key, "Bearer sandbox", the scheme in any case; any other token is the real 401 invalid_token', async () => {
+    for (const authorization of ['Bearer sandbox', 'bearer sandbox', 'BEARER sandbox']) {
       const response = await get('/pets', { Authorization: authorization });
       expect(response.status, authorization).toBe(200);
+    }
+    for (const authorization of ['Bearer nope', 'Bearer Sandbox', `Bearer ask_${'A'.repeat(43)}`]) {
+      const response = await get('/pets', { Authorization: authorization });
+      expect(response.status, authorization).toBe(401);
+      expect(response.headers.get('www-authenticate'), authorization).toBe('Bearer realm="animal-store", error="invalid_token"');
     }
   });
 
@@ -182,7 +187,7 @@ describe('npm run sandbox refuses to start where it does not belong', () => {
   it('--help says how it is marked, how to reset, and what tokens it accepts', async () => {
     const help = runSandbox(['--help']);
     expect((await help.exited).code).toBe(0);
-    for (const text of ['X-Sandbox: true', 'POST /__sandbox/reset', 'any non-empty bearer token', 'NODE_ENV=production', 'DATABASE_URL', 'default 4011', 'default 127.0.0.1']) {
+    for (const text of ['X-Sandbox: true', 'POST /__sandbox/reset', 'Bearer sandbox', 'NODE_ENV=production', 'DATABASE_URL', 'default 4011', 'default 127.0.0.1']) {
       expect(help.output()).toContain(text);
     }
   });
