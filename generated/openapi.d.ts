@@ -169,6 +169,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A query parameter is invalid. */
+        InvalidQuery: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `petId` is not an identifier: an integer from 1 to 9007199254740991. */
+        InvalidPetId: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description API key missing or invalid. */
         Unauthorized: {
             headers: {
@@ -325,7 +343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
@@ -389,7 +407,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["InvalidPetId"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];

@@ -8,7 +8,9 @@
  * contract whose paths carry the base path of the first server URL (`/v1/pets`,
  * `/v1/pets/{petId}`), in a temp folder, and points Prism at that copy. A frontend then switches
  * between the mock and the real server by host and port only. The copy also drops what would
- * make Prism answer outside the contract (see forMock in scripts/lib/prismContract.ts).
+ * make Prism answer outside the contract, and refuses numerals the server refuses (see forMock in
+ * scripts/lib/prismContract.ts). What the mock still does differently is listed by --help, from
+ * MOCK_DIFFERENCES there, which the contract suite asserts on the mock.
  *
  * SIGINT and SIGTERM are passed on to Prism; the script exits 0 once Prism has stopped.
  */
@@ -19,7 +21,7 @@ import { join, relative } from 'node:path';
 import { bundledSpecPath, projectRoot } from '../src/paths.js';
 import { basePathOf, loadBundledSpec } from '../src/spec.js';
 import { listenProblem, waitForPort } from './lib/processes.js';
-import { forMock } from './lib/prismContract.js';
+import { forMock, mockDifferencesHelp } from './lib/prismContract.js';
 
 const DEFAULT_PORT = 4010;
 const DEFAULT_HOST = '127.0.0.1';
@@ -37,16 +39,12 @@ the real server: http://${DEFAULT_HOST}:${DEFAULT_PORT}/v1/pets, /v1/pets/{petId
 The mock answers with the examples of the contract. It wants an Authorization: Bearer header,
 with any token; without one it answers 401 with the contract's Error example. It checks
 parameters and bodies against the contract but stores nothing. Choose another declared
-response with a Prefer header, e.g. "Prefer: code=404" or "Prefer: example=empty". CORS is
+response with a Prefer header, e.g. "Prefer: code=404" or "Prefer: example=sold". CORS is
 open to every origin. After \`npm run generate\` the mock reloads by itself.
 
-Unlike the real server: a 400 always carries the contract's first 400 example (the actual
-violation is in the sl-violations header); GET /v1/pets sends no Link header, so the mock
-always has one page (Prism would send the example Link every time, and a client following it
-would never stop); a malformed JSON body gets Prism's own {"error":{...}} body, not an Error;
-an empty query value (?limit=) counts as absent, not as a 400; the scheme of the Authorization
-header must be spelled "Bearer" (the real server accepts any case); an unknown path or method
-gets Prism's own problem+json body.
+What the mock does differently from the real server (the contract suite asserts each one on
+the mock, test/contract/suite.ts):
+${mockDifferencesHelp()}
 
 Stop it with Ctrl-C.`;
 

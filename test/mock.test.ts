@@ -3,12 +3,16 @@
  * answering on the real server's paths (/v1/...) with the contract's examples, asking for a bearer
  * token, open to cross-origin pages, and stopping Prism with it on SIGTERM.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient } from '../client/index.js';
 import { projectRoot } from '../src/paths.js';
 import { loadBundledSpec } from '../src/spec.js';
+import { MOCK_DIFFERENCES } from '../scripts/lib/prismContract.js';
 import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
+import { PROFILES } from './contract/targets.js';
 
 const HOST = '127.0.0.1';
 const AUTH = { Authorization: 'Bearer any-token-will-do' };
@@ -121,3 +125,26 @@ describe('npm run mock (Prism on the contract, on the real server paths)', () =>
     expect(await isListening(HOST, port)).toBe(false);
   });
 });
+
+describe('the mock\'s differences: one list, printed by --help and asserted by the contract suite', () => {
+  const ids = Object.keys(MOCK_DIFFERENCES).sort();
+
+  it('npm run mock -- --help lists exactly the differences of scripts/lib/prismContract.ts, one line each', () => {
+    const help = execFileSync(join(projectRoot, 'node_modules', '.bin', 'tsx'), ['scripts/mock.ts', '--help'], { cwd: projectRoot, encoding: 'utf8' });
+    const section = help.slice(help.indexOf('What the mock does differently'), help.indexOf('Stop it with Ctrl-C.'));
+    const listed = section.split('\n').filter((line) => line.startsWith('- ')).map((line) => line.slice(2));
+    expect(listed).toEqual(Object.values(MOCK_DIFFERENCES));
+  });
+
+  it('the contract suite runs the mock target with exactly those differences', () => {
+    expect([...PROFILES.mock.knownDifferences].sort()).toEqual(ids);
+  });
+
+  it('each difference is the one a check of the contract suite names, so each is asserted on the mock', () => {
+    // The suite also fails, on the mock target, for a known difference no check names.
+    const suite = readFileSync(join(projectRoot, 'test', 'contract', 'suite.ts'), 'utf8');
+    const named = new Set([...suite.matchAll(/difference: '([a-z0-9-]+)'/g)].map((m) => m[1]));
+    expect([...named].filter((id) => id?.startsWith('prism-')).sort()).toEqual(ids);
+  });
+});
+

@@ -25,9 +25,41 @@ export function withBasePathInPaths(document: OpenApiDocument): OpenApiDocument 
   return { ...copy, paths };
 }
 
+/** What the real server accepts for a numeric parameter (src/http/numerals.ts): plain decimal only. */
+const PLAIN_DECIMAL = { integer: '^-?(0|[1-9][0-9]*)$', number: '^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?$' } as const;
+
 /**
- * The contract as `prism mock` serves it: base path in the paths, plus two changes that keep
- * the mock's answers inside the contract.
+ * Prism's Ajv coerces any text that `Number()` reads (`01`, `+1`, `1.0`, `1e1`, `0x1`), which the
+ * real server refuses with a 400. A `pattern` checked before the declared schema, in one `allOf`,
+ * sees the text before Ajv coerces it for the second part, so the mock refuses the same values.
+ */
+function requirePlainDecimal(document: OpenApiDocument): void {
+  const root = document as unknown as Record<string, unknown>;
+  const resolve = (node: unknown): Record<string, unknown> | undefined => {
+    let current = node;
+    for (let hops = 0; hops < 20 && typeof current === 'object' && current !== null && typeof (current as { $ref?: unknown }).$ref === 'string'; hops++) {
+      const ref = (current as { $ref: string }).$ref;
+      current = ref.replace(/^#\//, '').split('/').reduce<unknown>((n, key) => (typeof n === 'object' && n !== null ? (n as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
+    }
+    return typeof current === 'object' && current !== null ? (current as Record<string, unknown>) : undefined;
+  };
+  const parameters: unknown[] = Object.values(document.components?.parameters ?? {});
+  for (const item of Object.values(document.paths ?? {})) {
+    parameters.push(...((item as { parameters?: unknown[] } | undefined)?.parameters ?? []));
+    for (const op of operationsOf(item)) parameters.push(...((op as { parameters?: unknown[] }).parameters ?? []));
+  }
+  for (const parameter of parameters) {
+    const param = parameter as { $ref?: unknown; schema?: unknown };
+    if (param.$ref !== undefined || typeof param.schema !== 'object' || param.schema === null) continue;
+    const type = resolve(param.schema)?.type;
+    if (type !== 'integer' && type !== 'number') continue;
+    param.schema = { allOf: [{ pattern: PLAIN_DECIMAL[type] }, param.schema] };
+  }
+}
+
+/**
+ * The contract as `prism mock` serves it: base path in the paths, plus three changes that keep
+ * the mock's answers inside the contract and, for numerals, like the real server's.
  *
  * - No `Link` header: Prism would send the example `Link` on every page, so a client following
  *   `rel="next"` until it disappears would loop forever; without it the mock has one page.
@@ -35,9 +67,12 @@ export function withBasePathInPaths(document: OpenApiDocument): OpenApiDocument 
  *   header with its own `deprecation: true` (prism-http mocker, negotiateDeprecation), which breaks
  *   the declared pattern `^@-?[0-9]{1,15}$`. Without the flag it sends the contract's example
  *   (`@1795219200`), as the real server does.
+ * - Numeric parameters in plain decimal only (requirePlainDecimal): `?limit=05`, `/pets/01`,
+ *   `+1`, `1.0`, `1e1`, `0x1` are 400s, as on the real server, not read as numbers.
  */
 export function forMock(document: OpenApiDocument): OpenApiDocument {
   const copy = withBasePathInPaths(document);
+  requirePlainDecimal(copy);
   for (const item of Object.values(copy.paths ?? {})) {
     for (const op of operationsOf(item)) {
       delete op.deprecated;
@@ -50,4 +85,53 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
     }
   }
   return copy;
+}
+
+/**
+ * Every way `npm run mock` answers differently from the real server, one line each: what the mock
+ * does, then what the server does. The one list both `npm run mock -- --help` prints and the
+ * contract suite asserts on the mock target (test/contract/target.ts takes it as the mock's known
+ * differences; test/contract/suite.ts observes each exactly), so the two cannot drift. What an
+ * example could fix is fixed instead: each operation's first 400 example names its own field and
+ * place, and listPets has an example page per status for `Prefer: example=`. None of Prism's
+ * options removes any of these (`--dynamic --seed` answers schema-generated pets: it echoes
+ * nothing, applies no filter or limit, and keeps Location /v1/pets/3 with a random id).
+ */
+export const MOCK_DIFFERENCES = {
+  'prism-example-page':
+    'GET /v1/pets answers its example page (pets 1 and 2) whatever status and limit ask for (?status=sold lists an available and a pending pet, ?limit=1 two pets); "Prefer: example=sold" (or available, pending, empty) picks another example. The server filters and caps.',
+  'prism-one-page':
+    'GET /v1/pets never sends a Link header, so the mock has one page. The server sends Link rel="next" while more pets follow.',
+  'prism-cursor-not-checked':
+    'A cursor that fits its pattern (?cursor=abc.def) gets the same page, 200. The server answers 400 to a cursor it did not issue.',
+  'prism-unknown-query-parameter':
+    'A query parameter the operation does not have (?foo=1) is ignored, 200. The server answers 400 naming it.',
+  'prism-empty-query-value': 'An empty query value (?limit=, ?cursor=) counts as absent, 200. The server answers 400.',
+  'prism-create-example':
+    'POST /v1/pets stores nothing and answers its example pet (id 3, "Biscuit", Location: /v1/pets/3) whatever was sent, and GET /v1/pets/3 then answers pet 1. The server stores the pet and answers what was sent, with a new id.',
+  'prism-get-example':
+    'GET /v1/pets/{petId} answers its example pet (id 1) for any valid id, never 404 ("Prefer: code=404" gets the 404 example). The server answers the pet with that id, or 404.',
+  'prism-400-example':
+    'Every 400 carries the first 400 example of its operation, whatever the fault: details name limit (listPets), categoryId (createPet) or petId (getPet); the actual fault is in the sl-violations header. The server names each offending field.',
+  'prism-malformed-json-body':
+    'A malformed JSON body gets Prism\'s own 400 {"error":{"code":"invalid_json",...}}, not an Error body. The server answers an Error with code invalid_json.',
+  'prism-json-media-type':
+    'A JSON body labelled with another +json type (application/vnd.api+json) or another charset (charset=iso-8859-1) is taken, 201. The server answers 415.',
+  'prism-no-size-limit': 'A body over 64 KiB is read (Prism takes up to 10 MB): 201 when valid, 400 when not. The server answers 413.',
+  'prism-any-token':
+    'Any bearer token is accepted ("Bearer nope", "Bearer a b"). The server answers 401 with error="invalid_token" to a key it did not issue.',
+  'prism-bearer-scheme-case': 'The scheme must be spelled "Bearer": "bearer <token>" gets a 401. The server accepts any case.',
+  'prism-route-errors':
+    'An unknown path (404) or a method the path lacks (405) gets Prism\'s problem+json body, and a 405 no Allow header. The server answers an Error body, and Allow on a 405.',
+  'prism-accept-not-json':
+    'An Accept header that excludes application/json (Accept: text/html) gets 406 with a problem+json body. The server ignores Accept and answers JSON.',
+} as const;
+
+export type MockDifference = keyof typeof MOCK_DIFFERENCES;
+
+/** The differences as `npm run mock -- --help` lists them: `- <text>`, one line each. */
+export function mockDifferencesHelp(): string {
+  return Object.values(MOCK_DIFFERENCES)
+    .map((text) => `- ${text}`)
+    .join('\n');
 }

@@ -6,10 +6,11 @@
  * check asserts.
  *
  * Checks that only a real implementation can pass are titled "[stateful]" and skipped on targets
- * without that capability. On a target with a documented difference (KNOWN_DIFFERENCES), the
- * check it defeats is replaced by one that asserts the difference itself, exactly as documented:
- * it fails when the target behaves like the contract (the difference is gone: drop it), when it
- * departs in another way, and when it crashes, where `it.fails` passed on any failure.
+ * without that capability, unless the target documents how it departs. On a target with a
+ * documented difference (KNOWN_DIFFERENCES), the check it defeats is replaced by one that asserts
+ * the difference itself, exactly as documented: it fails when the target behaves like the
+ * contract (the difference is gone: drop it), when it departs in another way, and when it
+ * crashes, where `it.fails` passed on any failure. A known difference no check names fails too.
  */
 import { describe, expect, it } from 'vitest';
 import { nextLink } from '../../client/index.js';
@@ -31,11 +32,14 @@ interface RequestOptions {
   contentType?: string;
   /** The Authorization header: `Bearer <key>` when undefined, none when null. */
   authorization?: string | null;
+  /** Further request headers (Accept, Prefer). */
+  headers?: Record<string, string>;
 }
 
 interface CheckOptions {
   stateful?: boolean;
-  difference?: KnownDifference;
+  /** The documented difference(s) that defeat this check on a target that has one. */
+  difference?: KnownDifference | readonly KnownDifference[];
 }
 
 const conformance = await createConformance();
@@ -56,6 +60,28 @@ function field(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
 }
 
+/**
+ * The value of a response example of the contract: the named one, or the first (the one Prism
+ * answers with), the response's `$ref` followed.
+ */
+function exampleOf(operationId: OperationId, status: string, name?: string): unknown {
+  const document = conformance.document as unknown as Record<string, unknown>;
+  const pointer = (ref: string): unknown => ref.replace(/^#\//, '').split('/').reduce<unknown>((node, key) => field(node, key.replace(/~1/g, '/').replace(/~0/g, '~')), document);
+  for (const item of Object.values((field(document, 'paths') ?? {}) as Record<string, unknown>)) {
+    for (const op of Object.values((item ?? {}) as Record<string, unknown>)) {
+      if (field(op, 'operationId') !== operationId) continue;
+      let response = field(field(op, 'responses'), status);
+      const ref = field(response, '$ref');
+      if (typeof ref === 'string') response = pointer(ref);
+      const examples = (field(field(field(response, 'content'), 'application/json'), 'examples') ?? {}) as Record<string, unknown>;
+      const example = name === undefined ? Object.values(examples)[0] : examples[name];
+      if (example === undefined) break;
+      return field(example, 'value');
+    }
+  }
+  throw new Error(`the contract has no example ${name ?? '(first)'} for ${operationId} ${status}`);
+}
+
 export function defineContractSuite(profile: TargetProfile, connection: () => Connection): void {
   const { capabilities, knownDifferences } = profile;
 
@@ -66,15 +92,21 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
   function check(title: string, options: CheckOptions, body: () => Promise<void>): void {
     const needs = (capability: keyof Capabilities) => options[capability] === true && !capabilities[capability];
     const shown = `${options.stateful ? '[stateful] ' : ''}${title}`;
-    const { difference } = options;
-    if (needs('stateful')) {
-      it.skip(shown, body);
-    } else if (difference && knownDifferences.has(difference)) {
+    const named = options.difference === undefined ? [] : typeof options.difference === 'string' ? [options.difference] : options.difference;
+    for (const d of named) referenced.add(d);
+    const difference = named.find((d) => knownDifferences.has(d));
+    if (difference) {
+      // Before the capability: a documented difference is asserted, not skipped.
       it(`${shown} [known difference ${difference}: the difference itself is asserted]`, () => observeDifference[difference]());
+    } else if (needs('stateful')) {
+      it.skip(shown, body);
     } else {
       it(shown, body);
     }
   }
+
+  /** The differences some check names; every known difference of the target must be one. */
+  const referenced = new Set<KnownDifference>();
 
   async function send(path: string, options: RequestOptions = {}): Promise<Exchange> {
     const { baseUrl, key, fetch } = connection();
@@ -82,6 +114,7 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
     const authorization = options.authorization === undefined ? `Bearer ${key}` : options.authorization;
     if (authorization !== null) headers.set('Authorization', authorization);
     if (options.body !== undefined || options.contentType) headers.set('Content-Type', options.contentType ?? 'application/json');
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
     const method = options.method ?? 'GET';
     // Location and Link values are absolute paths (`/v1/pets/3`); anything else is under the base.
     const base = new URL(baseUrl);
@@ -123,12 +156,125 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
     return exchange;
   }
 
+  /** An Error body with this code, its status repeated, as application/json: for answers no operation declares. */
+  function expectErrorBody(exchange: Exchange, status: number, code: string): void {
+    const what = `${exchange.request} -> ${exchange.status} ${exchange.text.slice(0, 300)}`;
+    expect(exchange.status, what).toBe(status);
+    expect(exchange.headers.get('content-type'), what).toMatch(/^application\/json/);
+    expect(conformance.schemaProblems('Error', exchange.json), what).toEqual([]);
+    expect(field(exchange.json, 'code'), what).toBe(code);
+    expect(field(exchange.json, 'status'), what).toBe(status);
+  }
+
+  /** The methods of an Allow header, sorted. */
+  const allowed = (exchange: Exchange) => (exchange.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean).sort();
+
+  /** Prism's problem+json answer (its own, not an Error), which the contract check flags. */
+  function expectPrismProblem(exchange: Exchange, status: number, type: string): void {
+    const what = `${exchange.request} -> ${exchange.status} ${exchange.text.slice(0, 300)}`;
+    expect(exchange.status, what).toBe(status);
+    expect(exchange.headers.get('content-type'), what).toMatch(/^application\/problem\+json/);
+    expect(field(exchange.json, 'type'), what).toBe(`https://stoplight.io/prism/errors#${type}`);
+    expect(field(exchange.json, 'status'), what).toBe(status);
+    expect(conformance.schemaProblems('Error', exchange.json).length, what).toBeGreaterThan(0);
+  }
+
   /**
-   * What a target with each documented difference must answer instead (target.ts says why). Each
-   * pins the departure, and shows the contract check does flag it, so nothing else passes for it.
+   * What a target with each documented difference must answer instead (target.ts lists them, and
+   * `npm run mock -- --help` prints the same list). Each pins the departure exactly, against the
+   * contract's own examples, and shows what the check it replaces would have flagged.
    */
   const observeDifference: Record<KnownDifference, () => Promise<void>> = {
+    'prism-example-page': async () => {
+      const page = exampleOf('listPets', '200') as Array<{ status: string }>;
+      for (let i = 0; i < 3; i++) await createPet({ name: `Sold ${i}`, categoryId: 4, status: 'sold' });
+      for (const query of ['status=sold&limit=2', 'status=sold', 'limit=1', 'status=available&limit=1']) {
+        const exchange = await expectStatus('listPets', 200, `/pets?${query}`);
+        expect(exchange.json, exchange.request).toEqual(page);
+      }
+      // The example page has more than one pet, and not only sold ones: neither rule is applied.
+      expect(page.length).toBeGreaterThan(1);
+      expect(page.some((pet) => pet.status !== 'sold')).toBe(true);
+      // A Prefer header picks the page of one status.
+      for (const status of STATUSES) {
+        const exchange = await expectStatus('listPets', 200, `/pets?status=${status}`, { headers: { Prefer: `example=${status}` } });
+        expect(exchange.json, exchange.request).toEqual(exampleOf('listPets', '200', status));
+        expect((exchange.json as Array<{ status: string }>).every((pet) => pet.status === status), exchange.request).toBe(true);
+      }
+    },
+    'prism-one-page': async () => {
+      for (const query of ['limit=2&status=pending', 'limit=1']) {
+        const exchange = await expectStatus('listPets', 200, `/pets?${query}`);
+        expect(exchange.headers.get('link'), exchange.request).toBeNull();
+        expect(exchange.json, exchange.request).toEqual(exampleOf('listPets', '200'));
+      }
+    },
+    'prism-cursor-not-checked': async () => {
+      const exchange = await expectStatus('listPets', 200, '/pets?cursor=abc.def');
+      expect(exchange.json).toEqual(exampleOf('listPets', '200'));
+    },
+    'prism-unknown-query-parameter': async () => {
+      for (const query of ['offset=10', 'foo=1']) {
+        const exchange = await expectStatus('listPets', 200, `/pets?${query}`);
+        expect(exchange.json, exchange.request).toEqual(exampleOf('listPets', '200'));
+      }
+    },
+    'prism-empty-query-value': async () => {
+      // Treated as absent: the same conforming 200 as without the parameter.
+      const absent = await expectStatus('listPets', 200, '/pets');
+      for (const query of ['limit=', 'cursor=']) {
+        const exchange = await expectStatus('listPets', 200, `/pets?${query}`);
+        expect(exchange.json, exchange.request).toEqual(absent.json);
+      }
+    },
+    'prism-create-example': async () => {
+      const example = exampleOf('createPet', '201') as { id: number; name: string };
+      for (const body of [{ name: 'Nibbles', categoryId: 4, status: 'sold' }, { name: 'Zoë 🐕‍🦺', categoryId: MAX_SAFE }]) {
+        const created = await createPet(body);
+        expect(created.json, created.request).toEqual(example);
+        expect(field(created.json, 'name')).not.toBe(body.name);
+        expect(created.headers.get('location')).toBe(`/v1/pets/${example.id}`);
+        // Its address answers getPet's example, another pet.
+        const fetched = await expectStatus('getPet', 200, created.headers.get('location') ?? '');
+        expect(fetched.json).toEqual(exampleOf('getPet', '200'));
+        expect(field(fetched.json, 'id')).not.toBe(example.id);
+      }
+    },
+    'prism-get-example': async () => {
+      for (const id of ['987654321', String(MAX_SAFE)]) {
+        const exchange = await expectStatus('getPet', 200, `/pets/${id}`);
+        expect(exchange.json, exchange.request).toEqual(exampleOf('getPet', '200'));
+      }
+      // The 404 example is there for the asking.
+      const notFound = await expectStatus('getPet', 404, '/pets/987654321', { headers: { Prefer: 'code=404' } });
+      expect(notFound.json).toEqual(exampleOf('getPet', '404'));
+    },
+    'prism-400-example': async () => {
+      // Each operation's first 400 example names its own field and place (the spec's examples)...
+      expect(field(exampleOf('listPets', '400'), 'details')).toEqual([expect.objectContaining({ in: 'query', field: 'limit' })]);
+      expect(field(exampleOf('createPet', '400'), 'details')).toEqual([expect.objectContaining({ in: 'body', field: 'categoryId' })]);
+      expect(field(exampleOf('getPet', '400'), 'details')).toEqual([expect.objectContaining({ in: 'path', field: 'petId' })]);
+      // ...and is the answer to every fault; the actual one is only in sl-violations.
+      const cases: Array<[OperationId, string, RequestOptions, string]> = [
+        ['listPets', '/pets?status=lost', {}, 'status'],
+        ['listPets', '/pets?cursor=%21', {}, 'cursor'],
+        ['listPets', '/pets?limit=0', {}, 'limit'],
+        ['createPet', '/pets', { method: 'POST', body: '{"categoryId":3}' }, 'name'],
+        ['createPet', '/pets', { method: 'POST', body: '{"name":"Rex","categoryId":3,"id":7}' }, 'id'],
+        ['createPet', '/pets', { method: 'POST', body: '{"name":"Rex","categoryId":"3"}' }, 'categoryId'],
+        ['getPet', '/pets/99999999999999999999', {}, 'petid'],
+      ];
+      for (const [operationId, path, options, name] of cases) {
+        const exchange = await expectStatus(operationId, 400, path, options);
+        expect(exchange.json, exchange.request).toEqual(exampleOf(operationId, '400'));
+        // Prism's own report of the fault: the field at the end of its location, or quoted in its message.
+        const violations = JSON.parse(exchange.headers.get('sl-violations') ?? '[]') as Array<{ location: string[]; message: string }>;
+        const namesIt = violations.some((v) => v.location.at(-1) === name || v.message.includes(`'${name}'`));
+        expect(namesIt, `${exchange.request}: ${JSON.stringify(violations)}`).toBe(true);
+      }
+    },
     'prism-malformed-json-body': async () => {
+      // Prism parses a JSON body before routing (micri's json()), outside anything the spec controls.
       for (const body of MALFORMED_JSON) {
         const exchange = await send('/pets', { method: 'POST', body });
         const what = `${exchange.request} ${body} -> ${exchange.status} ${exchange.text.slice(0, 300)}`;
@@ -142,22 +288,72 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         expect(problems.filter((problem) => !problem.startsWith('body ')), what).toEqual([]);
       }
     },
-    'prism-empty-query-value': async () => {
-      // Treated as absent: the same conforming 200 as without the parameter.
-      const absent = await expectStatus('listPets', 200, '/pets');
-      for (const query of ['limit=', 'cursor=']) {
-        const exchange = await expectStatus('listPets', 200, `/pets?${query}`);
-        expect(exchange.json, exchange.request).toEqual(absent.json);
+    'prism-json-media-type': async () => {
+      // Prism matches a +json type to application/json by its suffix and ignores the charset.
+      for (const contentType of ['application/vnd.api+json', 'application/json; charset=iso-8859-1']) {
+        const exchange = await expectStatus('createPet', 201, '/pets', { method: 'POST', body: '{"name":"Rex","categoryId":3}', contentType });
+        expect(exchange.json, contentType).toEqual(exampleOf('createPet', '201'));
+      }
+    },
+    'prism-no-size-limit': async () => {
+      // Over 64 KiB and invalid (a 70,000-character name): the 400 example, not a 413.
+      const tooLong = await expectStatus('createPet', 400, '/pets', { method: 'POST', body: JSON.stringify({ name: 'x'.repeat(70_000), categoryId: 1 }) });
+      expect(tooLong.json).toEqual(exampleOf('createPet', '400'));
+      // Over 64 KiB and valid (whitespace): created.
+      const padded = `{"name":"Padded",${' '.repeat(70_000)}"categoryId":1}`;
+      expect(padded.length).toBeGreaterThan(65_536);
+      await expectStatus('createPet', 201, '/pets', { method: 'POST', body: padded });
+    },
+    'prism-any-token': async () => {
+      for (const authorization of ['Bearer nope', `Bearer ask_${'A'.repeat(43)}`, 'Bearer a b']) {
+        const exchange = await expectStatus('listPets', 200, '/pets', { authorization });
+        expect(exchange.json, authorization).toEqual(exampleOf('listPets', '200'));
       }
     },
     'prism-bearer-scheme-case': async () => {
-      // Only the scheme's case differs between the two requests: "Bearer" passes, "bearer" is a 401.
+      // Prism matches the scheme case-sensitively; only the scheme's case differs between the two.
       await expectStatus('listPets', 200, '/pets', { authorization: `Bearer ${connection().key}` });
       await expectUnauthorized('listPets', '/pets', { authorization: `bearer ${connection().key}` });
+    },
+    'prism-route-errors': async () => {
+      expectPrismProblem(await send('/nope'), 404, 'NO_PATH_MATCHED_ERROR');
+      for (const [method, path] of [['PUT', '/pets'], ['DELETE', '/pets/1']] as const) {
+        const exchange = await send(path, { method });
+        expectPrismProblem(exchange, 405, 'NO_METHOD_MATCHED_ERROR');
+        expect(exchange.headers.get('allow'), exchange.request).toBeNull();
+      }
+    },
+    'prism-accept-not-json': async () => {
+      for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
+        const exchange = await send(path, { headers: { Accept: 'text/html' } });
+        expectPrismProblem(exchange, 406, 'NOT_ACCEPTABLE');
+        expect(conformance.check(operationId, exchange).length, exchange.request).toBeGreaterThan(0);
+      }
     },
   };
 
   describe(`contract [${profile.name}]`, () => {
+    describe('any operation', () => {
+      check('404 not_found Error for a path the contract lacks; 405 method_not_allowed Error with Allow for a method the path lacks', { difference: 'prism-route-errors' }, async () => {
+        expectErrorBody(await send('/nope'), 404, 'not_found');
+        for (const [method, path, methods] of [['PUT', '/pets', ['GET', 'POST']], ['DELETE', '/pets/1', ['GET']]] as const) {
+          const exchange = await send(path, { method });
+          expectErrorBody(exchange, 405, 'method_not_allowed');
+          expect(allowed(exchange), exchange.request).toEqual([...methods]);
+        }
+      });
+
+      check('an Accept header without application/json still gets an answer the contract declares', { difference: 'prism-accept-not-json' }, async () => {
+        for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
+          expectConforms(operationId, await send(path, { headers: { Accept: 'text/html' } }));
+        }
+      });
+
+      it('every known difference of this target is asserted by a check', () => {
+        expect([...knownDifferences].filter((d) => !referenced.has(d))).toEqual([]);
+      });
+    });
+
     describe('listPets: GET /pets', () => {
       check('200 with a key: a Pets array as application/json', {}, async () => {
         const exchange = await expectStatus('listPets', 200, '/pets');
@@ -182,6 +378,17 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         await expectStatus('listPets', 400, '/pets?cursor=');
       });
 
+      check('400 validation_failed Error for a limit or petId not written in plain decimal', {}, async () => {
+        for (const limit of ['05', '%2B5', '1.0', '1e1', '0x5', '%205']) {
+          const exchange = await expectStatus('listPets', 400, `/pets?limit=${limit}`);
+          expect(field(exchange.json, 'code')).toBe('validation_failed');
+        }
+        for (const petId of ['01', '+1', '1.0', '1e0', '0x1']) {
+          const exchange = await expectStatus('getPet', 400, `/pets/${petId}`);
+          expect(field(exchange.json, 'code')).toBe('validation_failed');
+        }
+      });
+
       check('400 validation_failed Error for a status outside the enumeration', {}, async () => {
         const exchange = await expectStatus('listPets', 400, '/pets?status=lost');
         expect(field(exchange.json, 'code')).toBe('validation_failed');
@@ -191,24 +398,24 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         for (const cursor of ['%21%21', 'a'.repeat(201)]) await expectStatus('listPets', 400, `/pets?cursor=${cursor}`);
       });
 
-      check('400 details name the offending query parameter', { stateful: true }, async () => {
+      check('400 details name the offending query parameter', { stateful: true, difference: 'prism-400-example' }, async () => {
         for (const [query, name] of [['limit=0', 'limit'], ['status=lost', 'status'], ['cursor=%21', 'cursor']] as const) {
           const exchange = await expectStatus('listPets', 400, `/pets?${query}`);
           expect(field(exchange.json, 'details')).toEqual([expect.objectContaining({ in: 'query', field: name })]);
         }
       });
 
-      check('400 for a query parameter the operation does not have', { stateful: true }, async () => {
+      check('400 for a query parameter the operation does not have', { stateful: true, difference: 'prism-unknown-query-parameter' }, async () => {
         const exchange = await expectStatus('listPets', 400, '/pets?offset=10');
         expect(field(exchange.json, 'details')).toEqual([expect.objectContaining({ in: 'query', field: 'offset' })]);
       });
 
-      check('400 for a well-formed cursor the server never issued', { stateful: true }, async () => {
+      check('400 for a well-formed cursor the server never issued', { stateful: true, difference: 'prism-cursor-not-checked' }, async () => {
         const exchange = await expectStatus('listPets', 400, '/pets?cursor=abc.def');
         expect(field(exchange.json, 'details')).toEqual([expect.objectContaining({ in: 'query', field: 'cursor' })]);
       });
 
-      check('limit caps the page and status keeps only matching animals', { stateful: true }, async () => {
+      check('limit caps the page and status keeps only matching animals', { stateful: true, difference: 'prism-example-page' }, async () => {
         for (let i = 0; i < 3; i++) await createPet({ name: `Sold ${i}`, categoryId: 4, status: 'sold' });
         const exchange = await expectStatus('listPets', 200, '/pets?status=sold&limit=2');
         const pets = exchange.json as Array<{ status: string }>;
@@ -216,7 +423,7 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         expect(pets.every((p) => p.status === 'sold')).toBe(true);
       });
 
-      check('paging: Link rel="next" keeps limit and status, lists every animal once in id order, and the last page has none', { stateful: true }, async () => {
+      check('paging: Link rel="next" keeps limit and status, lists every animal once in id order, and the last page has none', { stateful: true, difference: 'prism-one-page' }, async () => {
         const created: number[] = [];
         for (let i = 0; i < 5; i++) created.push(field((await createPet({ name: `Paged ${i}`, categoryId: 3, status: 'pending' })).json, 'id') as number);
         const seen: number[] = [];
@@ -241,7 +448,7 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         for (const authorization of [null, 'Basic dXNlcjpwYXNz']) await expectUnauthorized('listPets', '/pets', { authorization });
       });
 
-      check('401 for a key the server never issued; the challenge adds error="invalid_token"', { stateful: true }, async () => {
+      check('401 for a key the server never issued; the challenge adds error="invalid_token"', { stateful: true, difference: 'prism-any-token' }, async () => {
         for (const authorization of ['Bearer nope', `Bearer ask_${'A'.repeat(43)}`]) {
           const exchange = await expectUnauthorized('listPets', '/pets', { authorization });
           expect(exchange.headers.get('www-authenticate')).toBe('Bearer realm="animal-store", error="invalid_token"');
@@ -262,7 +469,7 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         await createPet({ name: 'Big', categoryId: MAX_SAFE, status: 'sold' });
       });
 
-      check('create-then-get: 201 returns what was stored, Location is its address, status defaults to available', { stateful: true }, async () => {
+      check('create-then-get: 201 returns what was stored, Location is its address, status defaults to available', { stateful: true, difference: 'prism-create-example' }, async () => {
         for (const [body, expected] of [
           [{ name: 'Zoë 🐕‍🦺', categoryId: MAX_SAFE, status: 'pending' }, { status: 'pending' }],
           [{ name: '  padded "quoted" \\ ', categoryId: 2 }, { status: 'available' }],
@@ -304,7 +511,7 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         }
       });
 
-      check('400 details name the offending body field', { stateful: true }, async () => {
+      check('400 details name the offending body field', { stateful: true, difference: 'prism-400-example' }, async () => {
         for (const [body, name] of [['{"name":"Rex","categoryId":"3"}', 'categoryId'], ['{"name":"Rex","categoryId":3,"id":7}', 'id'], ['{"categoryId":3}', 'name']] as const) {
           const exchange = await expectStatus('createPet', 400, '/pets', { method: 'POST', body });
           const details = field(exchange.json, 'details') as Array<{ in: string; field: string }>;
@@ -329,7 +536,14 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         expect(field(exchange.json, 'code')).toBe('unsupported_media_type');
       });
 
-      check('413 payload_too_large Error for a body over 64 KiB', { stateful: true }, async () => {
+      check('415 unsupported_media_type Error for JSON sent as another media type or in another charset', { difference: 'prism-json-media-type' }, async () => {
+        for (const contentType of ['application/vnd.api+json', 'application/json; charset=iso-8859-1']) {
+          const exchange = await expectStatus('createPet', 415, '/pets', { method: 'POST', body: '{"name":"Rex","categoryId":3}', contentType });
+          expect(field(exchange.json, 'code')).toBe('unsupported_media_type');
+        }
+      });
+
+      check('413 payload_too_large Error for a body over 64 KiB', { stateful: true, difference: 'prism-no-size-limit' }, async () => {
         const exchange = await expectStatus('createPet', 413, '/pets', { method: 'POST', body: JSON.stringify({ name: 'x'.repeat(70_000), categoryId: 1 }) });
         expect(field(exchange.json, 'code')).toBe('payload_too_large');
       });
@@ -348,7 +562,7 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         expect(exchange.headers.get('sunset')).toBe(expected.sunset);
       });
 
-      check('404 not_found Error for an id never created', { stateful: true }, async () => {
+      check('404 not_found Error for an id never created', { stateful: true, difference: 'prism-get-example' }, async () => {
         for (const id of ['987654321', String(MAX_SAFE)]) {
           const exchange = await expectStatus('getPet', 404, `/pets/${id}`);
           expect(field(exchange.json, 'code')).toBe('not_found');
@@ -362,7 +576,7 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         }
       });
 
-      check('400 details name petId in the path', { stateful: true }, async () => {
+      check('400 details name petId in the path', {}, async () => {
         const exchange = await expectStatus('getPet', 400, '/pets/abc');
         expect(field(exchange.json, 'details')).toEqual([expect.objectContaining({ in: 'path', field: 'petId' })]);
       });

@@ -2,6 +2,7 @@
  * What the contract suite needs to know about the thing it tests: where it is, which key to
  * send, what it can do, and which documented differences it has. Nothing here starts anything.
  */
+import { MOCK_DIFFERENCES, type MockDifference } from '../../scripts/lib/prismContract.js';
 
 export interface Capabilities {
   /**
@@ -18,16 +19,10 @@ export interface Capabilities {
  * fixed on our side. On a target that has one, the check that names it is replaced by a check of
  * the difference itself (suite.ts, `observeDifference`): it passes only while the target departs
  * exactly as described here, so it turns red when the difference disappears, when it changes, or
- * when the request fails for another reason.
+ * when the request fails for another reason. The mock's come from the one list that
+ * `npm run mock -- --help` prints (scripts/lib/prismContract.ts).
  */
-export const KNOWN_DIFFERENCES = {
-  'prism-malformed-json-body':
-    'Prism parses a JSON body before routing (micri json()), so a malformed body gets micri\'s own 400 {"error":{"code":"invalid_json",...}} instead of an Error body. Not reachable from the derived spec.',
-  'prism-empty-query-value':
-    'Prism treats an empty query value (`?limit=`, `?cursor=`) as absent and answers 200; the contract (integer limit, cursor minLength 1) and the real server make it a 400.',
-  'prism-bearer-scheme-case':
-    'Prism matches the scheme of `Authorization` case-sensitively ("Bearer" only); the real server, like RFC 7235, accepts any case ("bearer").',
-} as const;
+export const KNOWN_DIFFERENCES = { ...MOCK_DIFFERENCES } as const;
 
 export type KnownDifference = keyof typeof KNOWN_DIFFERENCES;
 
@@ -43,3 +38,24 @@ export interface ContractTarget {
   /** How requests are sent; the Prism proxy run routes them through its validators. */
   fetch: typeof fetch;
 }
+
+/**
+ * The Prism mock (`npm run mock`): examples only, so no stateful check applies as such; every
+ * difference `npm run mock -- --help` lists is asserted on it (test/mock.test.ts checks that
+ * targets.ts gives the mock exactly this profile).
+ */
+export const MOCK_PROFILE: Pick<ContractTarget, 'capabilities' | 'knownDifferences'> = {
+  capabilities: { stateful: false },
+  knownDifferences: new Set<KnownDifference>(Object.keys(MOCK_DIFFERENCES) as MockDifference[]),
+};
+
+/**
+ * The sandbox (`npm run sandbox`): the real server's code on a throwaway store, so every check
+ * applies, stateful ones included. Its one departure is on purpose: any non-empty bearer token is
+ * accepted, so a frontend needs no key; a missing or malformed Authorization header still gets the
+ * real 401.
+ */
+export const SANDBOX_PROFILE: Pick<ContractTarget, 'capabilities' | 'knownDifferences'> = {
+  capabilities: { stateful: true },
+  knownDifferences: new Set<KnownDifference>(),
+};

@@ -1,17 +1,19 @@
 /**
  * The targets of the contract suite and how to start them: the real server on SQLite or on a real
- * PostgreSQL (in-process, as the other server tests start it), and the Prism mock (`npm run mock`
- * as a child process). CONTRACT_TARGET picks them: a comma-separated list of sqlite, postgres,
- * mock; unset means every target this machine can run.
+ * PostgreSQL (in-process, as the other server tests start it), the Prism mock (`npm run mock` as a
+ * child process), and the sandbox (`npm run sandbox` as a child process: the real server's code on
+ * a throwaway store, any bearer token). CONTRACT_TARGET picks them: a comma-separated list of
+ * sqlite, postgres, mock, sandbox; unset means every target this machine can run.
  */
 import { join } from 'node:path';
+import { SANDBOX_TOKEN } from '../../src/auth/sandboxToken.js';
 import { projectRoot } from '../../src/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp } from '../../scripts/lib/processes.js';
 import { startTestServer } from '../support/server.js';
 import type { Connection, TargetProfile } from './suite.js';
-import type { KnownDifference } from './target.js';
+import { MOCK_PROFILE, SANDBOX_PROFILE, type KnownDifference } from './target.js';
 
-export const TARGET_NAMES = ['sqlite', 'postgres', 'mock'] as const;
+export const TARGET_NAMES = ['sqlite', 'postgres', 'mock', 'sandbox'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 const REAL_SERVER = { capabilities: { stateful: true }, knownDifferences: new Set<KnownDifference>() };
@@ -19,11 +21,8 @@ const REAL_SERVER = { capabilities: { stateful: true }, knownDifferences: new Se
 export const PROFILES: Record<TargetName, TargetProfile> = {
   sqlite: { name: 'sqlite', ...REAL_SERVER },
   postgres: { name: 'postgres', ...REAL_SERVER },
-  mock: {
-    name: 'mock',
-    capabilities: { stateful: false },
-    knownDifferences: new Set<KnownDifference>(['prism-malformed-json-body', 'prism-empty-query-value', 'prism-bearer-scheme-case']),
-  },
+  mock: { name: 'mock', ...MOCK_PROFILE },
+  sandbox: { name: 'sandbox', ...SANDBOX_PROFILE },
 };
 
 export interface Selection {
@@ -90,6 +89,43 @@ async function startMock(): Promise<StartedTarget> {
   };
 }
 
+/** The log line src/http/responseChecker.ts writes for a response that breaks the contract. */
+const VIOLATION = /^\{.*"msg":"response breaks the contract"\}$/gm;
+
+async function startSandbox(): Promise<StartedTarget> {
+  const host = '127.0.0.1';
+  const port = await freePort(host);
+  const baseUrl = `http://${host}:${port}/v1`;
+  // The command a frontend runs, as it runs it; without DATABASE_URL (CI sets it for the postgres target), which the sandbox refuses.
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  const sandbox = startProcess('npm', ['run', '-s', 'sandbox', '--', '--host', host, '--port', String(port)], { cwd: projectRoot, env });
+  try {
+    await waitForHttp(`${baseUrl}/pets`, sandbox);
+  } catch (error) {
+    await stopProcess(sandbox, 'SIGKILL');
+    throw error;
+  }
+  let seen = 0;
+  return {
+    // The sandbox's one documented key (any other is the real 401 invalid_token).
+    connection: { baseUrl, key: SANDBOX_TOKEN, fetch: globalThis.fetch },
+    // The sandbox checks its own responses too (VALIDATE_RESPONSES as in development) and logs each violation.
+    takeServerViolations: () => {
+      const output = sandbox.output();
+      const fresh = output.slice(seen);
+      seen = output.length;
+      return [...fresh.matchAll(VIOLATION)].map((m) => JSON.parse(m[0]) as unknown);
+    },
+    stop: async () => {
+      const exit = await stopProcess(sandbox);
+      if (exit.code !== 0) throw new Error(`npm run sandbox exited with ${JSON.stringify(exit)}:\n${sandbox.output()}`);
+    },
+  };
+}
+
 export function startTarget(name: TargetName): Promise<StartedTarget> {
-  return name === 'mock' ? startMock() : startRealServer(name);
+  if (name === 'mock') return startMock();
+  if (name === 'sandbox') return startSandbox();
+  return startRealServer(name);
 }
