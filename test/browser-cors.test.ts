@@ -8,6 +8,8 @@
  *   401 Error body is readable too;
  * - against the Prism mock (`npm run mock`): the same calls work (the mock has one page, so no
  *   Link: its documented difference);
+ * - against the sandbox (`npm run sandbox`): everything works as on the server, with its one key,
+ *   and the pet the page created is there to read back;
  * - against the real server with CORS_ORIGINS unset, or set to another origin: the browser blocks
  *   the page's first call.
  */
@@ -19,6 +21,7 @@ import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
+import { SANDBOX_TOKEN } from '../src/auth/sandboxToken.js';
 import { projectRoot } from '../src/paths.js';
 import type { ScenarioResult } from './fixtures/cors-page/page.js';
 import { addPets, startTestServer, type TestServer } from './support/server.js';
@@ -61,6 +64,8 @@ describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Ch
   let withoutCors: TestServer;
   let mock: RunningProcess;
   let mockBase: string;
+  let sandbox: RunningProcess;
+  let sandboxBase: string;
 
   /** Opens the page afresh, runs the scenario against `baseUrl`; returns its result and what the console said. */
   async function runPage(baseUrl: string, apiKey: string, tryWrongKey: boolean, origin = pageOrigin): Promise<{ result: ScenarioResult; console: string[]; requests: string[] }> {
@@ -88,6 +93,12 @@ describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Ch
     const mockPort = await freePort(HOST);
     mockBase = `http://${HOST}:${mockPort}/v1`;
     mock = startProcess(join(projectRoot, 'node_modules', '.bin', 'tsx'), ['scripts/mock.ts', '--host', HOST, '--port', String(mockPort)], { cwd: projectRoot });
+    const sandboxPort = await freePort(HOST);
+    sandboxBase = `http://${HOST}:${sandboxPort}/v1`;
+    // As a frontend developer runs it; the sandbox refuses DATABASE_URL.
+    const sandboxEnv = { ...process.env };
+    delete sandboxEnv.DATABASE_URL;
+    sandbox = startProcess('npm', ['run', '-s', 'sandbox', '--', '--host', HOST, '--port', String(sandboxPort)], { cwd: projectRoot, env: sandboxEnv });
     withCors = await startTestServer('sqlite', { corsOrigins: [pageOrigin] });
     withoutCors = await startTestServer('sqlite');
     // Three pets, so a page of one has a next page.
@@ -95,6 +106,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Ch
     await addPets(withoutCors, 3);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
     await waitForHttp(`${mockBase}/pets`, mock);
+    await waitForHttp(`${sandboxBase}/pets`, sandbox);
   });
 
   afterAll(async () => {
@@ -102,6 +114,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Ch
     await withCors?.close();
     await withoutCors?.close();
     if (mock) await stopProcess(mock);
+    if (sandbox) await stopProcess(sandbox);
     await new Promise((resolve) => pageServer?.close(resolve));
   });
 
@@ -124,13 +137,27 @@ describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Ch
   });
 
   it('against the Prism mock (npm run mock): the same page works; no Link (the mock has one page)', async () => {
-    const { result, console: messages } = await runPage(mockBase, 'any-token-will-do', false);
+    const { result, console: messages } = await runPage(mockBase, SANDBOX_TOKEN, false);
     expect(result, messages.join('\n')).toMatchObject({ ok: true, listStatus: 200, createStatus: 201 });
     if (!result.ok) return;
     expect(result.listed).toBeGreaterThan(0);
     expect(result.link).toBeNull();
     expect(result.location).toMatch(/^\/v1\/pets\/\d+$/);
     expect(messages.filter((m) => /CORS/i.test(m))).toEqual([]);
+  });
+
+  it('against the sandbox (npm run sandbox, key "sandbox"): lists, reads Link and follows it, creates and reads Location, reads its own pet back; a 401 Error is readable', async () => {
+    const { result, console: messages } = await runPage(sandboxBase, SANDBOX_TOKEN, true);
+    expect(result, messages.join('\n')).toMatchObject({ ok: true, listStatus: 200, listed: 1, createStatus: 201 });
+    if (!result.ok) return;
+    expect(result.link).toMatch(/^<\/v1\/pets\?[^>]*cursor=[^>]+>; rel="next"$/);
+    expect(result.next).toEqual({ status: 200, listed: 1 });
+    expect(result.location).toBe(`/v1/pets/${result.createdId}`);
+    expect(result.denied).toEqual({ status: 401, code: 'unauthorized', wwwAuthenticate: expect.stringMatching(/^Bearer/) });
+    expect(messages.filter((m) => /CORS/i.test(m))).toEqual([]);
+    const created = await fetch(`${sandboxBase}/pets/${result.createdId}`, { headers: { Authorization: `Bearer ${SANDBOX_TOKEN}` } });
+    expect(created.status).toBe(200);
+    expect(await created.json()).toMatchObject({ id: result.createdId, name: 'Biscuit', categoryId: 2 });
   });
 
   it('against the real server with CORS_ORIGINS unset: the browser blocks the page\'s first call', async () => {
