@@ -13,19 +13,10 @@ import { loadBundledSpec } from '../src/spec.js';
 import { MOCK_DIFFERENCES } from '../scripts/lib/prismContract.js';
 import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { PROFILES } from './contract/targets.js';
+import { at } from './support/json.js';
 
 const HOST = '127.0.0.1';
 const AUTH = { Authorization: 'Bearer any-token-will-do' };
-
-/** The value at `keys` inside a JSON document, or undefined. */
-function at(value: unknown, ...keys: string[]): unknown {
-  let current = value;
-  for (const key of keys) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
-}
 
 const spec = loadBundledSpec();
 const listPetsFirstPage = at(spec, 'paths', '/pets', 'get', 'responses', '200', 'content', 'application/json', 'examples', 'firstPage', 'value');

@@ -10,21 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../src/paths.js';
 import { loadBundledSpec } from '../src/spec.js';
 import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
+import { at } from './support/json.js';
 
 const HOST = '127.0.0.1';
 const AUTH = { Authorization: 'Bearer sandbox' };
 
 type Pet = { id: number; name: string; categoryId: number; status: string };
-
-/** The value at `keys` inside a JSON document, or undefined. */
-function at(value: unknown, ...keys: string[]): unknown {
-  let current = value;
-  for (const key of keys) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
-}
 
 // What the seeds must be, read from the contract here independently of the sandbox's own reading.
 const spec = loadBundledSpec();
