@@ -19,6 +19,7 @@
  * shell that forks (dash) would die and leave the sandbox running with its store; with `exec`
  * the signal reaches tsx, which passes it here, and the store is deleted.
  */
+import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,52 +104,40 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Follows a local `$ref` (`#/components/...`) once. */
-function resolve(document: OpenApiDocument, value: unknown): unknown {
-  if (!isObject(value) || typeof value.$ref !== 'string' || !value.$ref.startsWith('#/')) return value;
-  let current: unknown = document;
-  for (const key of value.$ref.slice(2).split('/')) current = isObject(current) ? current[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
-  return current;
-}
-
-function operation(document: OpenApiDocument, operationId: string): JsonObject {
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const op of Object.values(item ?? {})) if (isObject(op) && op.operationId === operationId) return op;
-  }
-  throw new Error(`the contract has no operation ${operationId}`);
-}
-
-/** The example values of a JSON media type: `examples.*.value` and `example`. */
-function exampleValues(document: OpenApiDocument, media: unknown): unknown[] {
-  const content = resolve(document, media);
-  if (!isObject(content)) return [];
-  const values: unknown[] = 'example' in content ? [content.example] : [];
-  for (const example of Object.values(isObject(content.examples) ? content.examples : {})) {
-    const resolved = resolve(document, example);
-    if (isObject(resolved) && 'value' in resolved) values.push(resolved.value);
-  }
-  return values;
-}
-
-function jsonContent(document: OpenApiDocument, holder: unknown): unknown {
-  const resolved = resolve(document, holder);
-  return isObject(resolved) && isObject(resolved.content) ? resolved.content['application/json'] : undefined;
-}
-
 function isPet(value: unknown): value is Pet {
   return isObject(value) && typeof value.id === 'number' && typeof value.name === 'string' && typeof value.categoryId === 'number' && typeof value.status === 'string';
+}
+
+/** The JSON media type of an operation's 200 response or request body, in the dereferenced contract. */
+function jsonMedia(document: JsonObject, operationId: string, where: 'response' | 'request'): JsonObject {
+  for (const item of Object.values(isObject(document.paths) ? document.paths : {})) {
+    for (const op of Object.values(isObject(item) ? item : {})) {
+      if (!isObject(op) || op.operationId !== operationId) continue;
+      const holder = where === 'request' ? op.requestBody : isObject(op.responses) ? op.responses['200'] : undefined;
+      const media = isObject(holder) && isObject(holder.content) ? holder.content['application/json'] : undefined;
+      if (isObject(media)) return media;
+    }
+  }
+  throw new Error(`the contract has no JSON ${where} for ${operationId}`);
+}
+
+/** The example values of a media type: `example` and `examples.*.value`. */
+function exampleValues(media: JsonObject): unknown[] {
+  const values: unknown[] = 'example' in media ? [media.example] : [];
+  for (const example of Object.values(isObject(media.examples) ? media.examples : {})) if (isObject(example) && 'value' in example) values.push(example.value);
+  return values;
 }
 
 /**
  * The pets of listPets' 200 examples, by id (the same id twice must be the same pet), then the
  * createPet request examples, with the schema's defaults applied, that are not among them.
+ * `$ref`s are resolved by the project's one resolver, json-schema-ref-parser.
  */
-export function seedsFrom(document: OpenApiDocument): SandboxSeeds {
-  const listed = operation(document, 'listPets');
+async function seedsFrom(contract: OpenApiDocument): Promise<SandboxSeeds> {
+  const document = (await new $RefParser().dereference(structuredClone(contract), { resolve: { external: false } })) as JsonObject;
   const byId = new Map<number, Pet>();
-  for (const page of exampleValues(document, jsonContent(document, (listed.responses as JsonObject | undefined)?.['200']))) {
-    if (!Array.isArray(page)) continue;
-    for (const pet of page) {
+  for (const page of exampleValues(jsonMedia(document, 'listPets', 'response'))) {
+    for (const pet of Array.isArray(page) ? page : []) {
       if (!isPet(pet)) throw new Error(`a listPets 200 example holds something that is not a Pet: ${JSON.stringify(pet)}`);
       const seen = byId.get(pet.id);
       if (seen && JSON.stringify(seen) !== JSON.stringify(pet)) throw new Error(`listPets examples disagree about pet ${pet.id}`);
@@ -157,16 +146,12 @@ export function seedsFrom(document: OpenApiDocument): SandboxSeeds {
   }
   const pets = [...byId.values()].sort((a, b) => a.id - b.id);
 
-  const create = operation(document, 'createPet');
-  const media = resolve(document, jsonContent(document, create.requestBody));
-  const schema = resolve(document, isObject(media) ? media.schema : undefined);
+  const media = jsonMedia(document, 'createPet', 'request');
+  const properties = isObject(media.schema) && isObject(media.schema.properties) ? media.schema.properties : {};
   const defaults: JsonObject = {};
-  for (const [name, property] of Object.entries(isObject(schema) && isObject(schema.properties) ? schema.properties : {})) {
-    const resolved = resolve(document, property);
-    if (isObject(resolved) && 'default' in resolved) defaults[name] = resolved.default;
-  }
+  for (const [name, property] of Object.entries(properties)) if (isObject(property) && 'default' in property) defaults[name] = property.default;
   const created: NewPetRecord[] = [];
-  for (const example of exampleValues(document, media)) {
+  for (const example of exampleValues(media)) {
     const pet = { ...defaults, ...(isObject(example) ? example : {}) } as NewPetRecord;
     const same = (other: NewPetRecord) => other.name === pet.name && other.categoryId === pet.categoryId && other.status === pet.status;
     if (!pets.some(same) && !created.some(same)) created.push({ name: pet.name, categoryId: pet.categoryId, status: pet.status });
@@ -207,7 +192,7 @@ const logger = createLogger(config.logLevel);
 let database: DatabaseHandle | undefined;
 let server: RunningServer;
 try {
-  const seeds = seedsFrom(loadBundledSpec());
+  const seeds = await seedsFrom(loadBundledSpec());
   const opened = await openSqlite(sqlitePath);
   database = opened;
   const store = createSandboxStore(opened, seeds);
