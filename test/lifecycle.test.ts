@@ -3,14 +3,17 @@
  * with the node flags of package.json's `start` script, built as `npm start` builds it when dist/
  * is missing or stale (scripts/lib/bundle.ts). A child process on the embedded SQLite file or on
  * PostgreSQL, its console and JSON logs, the docs and contract it serves, SIGTERM, and a restart
- * that still has every pet.
+ * that still has every pet. And `npm start` itself as a supervisor runs it: SIGTERM to the npm
+ * process stops the server gracefully (npm passes the signal to its script, whose shell has become
+ * the server through `exec`), npm exits 0 and nothing is left holding the port.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../scripts/lib/processes.js';
-import { bundledServerArgs, ensureBundle, root } from '../scripts/lib/bundle.js';
+import { bundledServerArgs, ensureBundle, root, withBuildLock } from '../scripts/lib/bundle.js';
 import { SERVED_ORIGIN_PLACEHOLDER } from '../src/paths.js';
 import { createScratchDatabase } from './support/postgres.js';
 
@@ -97,6 +100,72 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
     } finally {
       second.proc.child.kill('SIGINT');
       expect(await second.exited).toBe(0);
+    }
+  });
+
+  it('SIGTERM to the `npm start` process (what a supervisor or container runtime sends) stops the server gracefully: npm exits 0, no process is left, the port is free, an acknowledged write survives', async () => {
+    const npmDir = mkdtempSync(join(tmpdir(), 'animal-store-npm-start-'));
+    const npmEnv = { ...env, SQLITE_PATH: join(npmDir, 'store.sqlite') };
+    // npm start gets its own process group (detached): "nothing left" is asked of the whole group,
+    // npm, the shell it runs the script in, and what that started (an orphan stays in the group).
+    const spawned: { npm?: RunningProcess } = {};
+    const groupAlive = () => {
+      const pid = spawned.npm?.child.pid;
+      if (pid === undefined) return false;
+      try {
+        process.kill(-pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      // `npm start` builds first, every time: under the build lock, so that no run of the robust
+      // suite or the benchmark in this checkout builds dist/ at the same moment.
+      const { npm, base } = await withBuildLock(async () => {
+        const proc = startProcess('npm', ['start'], { cwd: root, detached: true, env: { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', ...npmEnv } });
+        spawned.npm = proc;
+        const deadline = Date.now() + 120_000;
+        for (;;) {
+          const url = /listening on (http:\/\/\S+\/v1)/.exec(proc.output())?.[1];
+          if (url !== undefined) return { npm: proc, base: url };
+          if (!proc.running()) throw new Error(`npm start exited with ${JSON.stringify(await proc.exited)}:\n${proc.output()}`);
+          if (Date.now() > deadline) throw new Error(`npm start did not answer within 120 s:\n${proc.output()}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      });
+      const key = /^\s+(ask_[A-Za-z0-9_-]{43})$/m.exec(npm.output())?.[1];
+      expect(key, npm.output()).toBeDefined();
+      const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+      const response = await fetch(`${base}/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Acknowledged', categoryId: 4 }) });
+      expect(response.status).toBe(201);
+      const pet: unknown = await response.json();
+
+      npm.child.kill('SIGTERM');
+      expect(await npm.exited, npm.output()).toEqual({ code: 0, signal: null });
+      expect(npm.output()).toMatch(/"msg":"stopped"/);
+      // The server exited with npm, not after it: no process of the group remains (an orphaned
+      // server would still be in it, reparented to init), and its port can be taken again.
+      expect(groupAlive(), `a process of npm start's group is still running:\n${npm.output()}`).toBe(false);
+      const { hostname, port } = new URL(base);
+      await new Promise<void>((resolve, reject) => {
+        const probe = createServer();
+        probe.once('error', reject);
+        probe.listen({ host: hostname === 'localhost' ? '127.0.0.1' : hostname, port: Number(port) }, () => probe.close(() => resolve()));
+      });
+
+      const again = await start(npmEnv);
+      try {
+        const listed = await fetch(`${again.base}/pets`, { headers: auth });
+        expect(await listed.json()).toEqual([pet]);
+      } finally {
+        again.proc.child.kill('SIGTERM');
+        expect(await again.exited).toBe(0);
+      }
+    } finally {
+      const pid = spawned.npm?.child.pid;
+      if (pid !== undefined && groupAlive()) process.kill(-pid, 'SIGKILL');
+      rmSync(npmDir, { recursive: true, force: true });
     }
   });
 

@@ -39,22 +39,29 @@ export interface StartCommand {
   nodeArgs: string[];
   /** `scripts.start` as written, for messages. */
   script: string;
+  /** Whether the server step is `exec node …` (the shell becomes the server: signals reach it). */
+  exec: boolean;
 }
 
 /**
- * package.json's `start` script, split into its build steps and the final `node … <file>`. Only
- * plain words joined by `&&` are understood; anything else (quotes, pipes, variables) is refused
- * rather than run differently from npm.
+ * package.json's `start` script, split into its build steps and the final `node … <file>` or
+ * `exec node … <file>`. Only plain words joined by `&&` are understood, and `exec` only in front
+ * of the last step; anything else (quotes, pipes, variables) is refused rather than run
+ * differently from npm.
  */
 export function npmStartCommand(): StartCommand {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
   const script = pkg.scripts?.start ?? '';
   if (/["'`$|;<>()\\]/.test(script)) throw new Error(`package.json scripts.start has shell syntax the tests do not interpret: ${script}`);
   const steps = script.split('&&').map((step) => step.trim().split(/\s+/).filter(Boolean));
-  const run = steps.pop() ?? [];
-  if (run[0] !== 'node' || run.length < 2) throw new Error(`package.json scripts.start does not end with \`node … <file>\`: ${script}`);
-  if (steps.some((step) => step.length === 0)) throw new Error(`package.json scripts.start has an empty step: ${script}`);
-  return { build: steps, nodeArgs: run.slice(1), script };
+  const last = steps.pop() ?? [];
+  // `exec node …`: the shell npm runs the script in replaces itself with node, so the SIGTERM npm
+  // passes on to its script reaches the server (without it the shell dies and the server is
+  // orphaned). For the tests the server's command is the same either way.
+  const run = last[0] === 'exec' ? last.slice(1) : last;
+  if (run[0] !== 'node' || run.length < 2) throw new Error(`package.json scripts.start does not end with \`[exec] node … <file>\`: ${script}`);
+  if (steps.some((step) => step.length === 0 || step[0] === 'exec')) throw new Error(`package.json scripts.start has an empty step, or \`exec\` before its last step: ${script}`);
+  return { build: steps, nodeArgs: run.slice(1), script, exec: last[0] === 'exec' };
 }
 
 /** The arguments for `process.execPath` that start the bundled server; fails when it is not built. */
@@ -119,8 +126,11 @@ export function bundleStaleness(): string | undefined {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** Holds the build lock while `work` runs. A lock older than `staleMs` is a crashed builder's. */
-async function withBuildLock<T>(work: () => Promise<T>, staleMs = 180_000): Promise<T> {
+/**
+ * Holds the build lock while `work` runs. A lock older than `staleMs` is a crashed builder's. A
+ * test that runs `npm start` itself (which builds unconditionally) holds it until the server is up.
+ */
+export async function withBuildLock<T>(work: () => Promise<T>, staleMs = 180_000): Promise<T> {
   mkdirSync(dirname(lockDir), { recursive: true });
   for (;;) {
     try {
