@@ -30,6 +30,14 @@ export interface Config {
    * same-origin pages. Optional so configurations built in code need not name it.
    */
   corsOrigins?: CorsOrigins | undefined;
+  /**
+   * METRICS_PORT: the port of a second listener serving only GET /metrics (Prometheus text), never
+   * the public port. Undefined (unset or empty, the default): no metrics at all, no listener, no
+   * cost per request. `0` picks a free port (tests).
+   */
+  metricsPort?: number | undefined;
+  /** METRICS_HOST: the metrics listener's address, 127.0.0.1 by default (only with METRICS_PORT). */
+  metricsHost?: string | undefined;
 }
 
 /** `*` (any origin) or the exact origins allowed. */
@@ -107,12 +115,35 @@ function readCorsOrigins(env: Env): CorsOrigins | undefined {
   return origins;
 }
 
+/** A host name or IP address to bind (HOST, METRICS_HOST). */
+function readHost(env: Env, name: string): string {
+  const raw = env[name];
+  const host = raw === undefined || raw === '' ? '127.0.0.1' : raw;
+  if (!/^[A-Za-z0-9.:-]+$/.test(host)) throw new ConfigError(`${name} must be a host name or IP address; got "${host}"`);
+  return host;
+}
+
+/**
+ * METRICS_PORT and METRICS_HOST: off unless METRICS_PORT is set; METRICS_HOST alone is refused
+ * (it would look like metrics were on). The port must not be the API's: /metrics is never served
+ * on the public listener.
+ */
+function readMetrics(env: Env, port: number): { metricsPort?: number; metricsHost?: string } {
+  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : readInteger(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort === undefined) {
+    if (env.METRICS_HOST !== undefined && env.METRICS_HOST !== '') throw new ConfigError('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT to serve metrics, or unset METRICS_HOST');
+    return {};
+  }
+  if (metricsPort !== 0 && metricsPort === port) throw new ConfigError(`METRICS_PORT must differ from PORT (${port}): metrics are never served on the API's port`);
+  return { metricsPort, metricsHost: readHost(env, 'METRICS_HOST') };
+}
+
 /** Reads and checks the environment; a bad value is an error naming the variable. */
 export function loadConfig(env: Env = process.env): Config {
   const mode = readOneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
   const validate = readOneOf(env, 'VALIDATE_RESPONSES', ['true', 'false'], mode === 'production' ? 'false' : 'true');
-  const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
-  if (!/^[A-Za-z0-9.:-]+$/.test(host)) throw new ConfigError(`HOST must be a host name or IP address; got "${host}"`);
+  const host = readHost(env, 'HOST');
+  const port = readInteger(env, 'PORT', 8080, 0, 65535);
   const headersTimeoutMs = readInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 1_000, 120_000);
   const requestTimeoutMs = readInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1_000, 600_000);
   // node:http refuses to start otherwise: the headers are part of the request.
@@ -120,7 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be larger than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
   }
   return {
-    port: readInteger(env, 'PORT', 8080, 0, 65535),
+    port,
     host,
     databaseUrl: readDatabaseUrl(env),
     sqlitePath: resolve(projectRoot, env.SQLITE_PATH || 'data/animal-store.sqlite'),
@@ -130,5 +161,6 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutMs,
     requestTimeoutMs,
     corsOrigins: readCorsOrigins(env),
+    ...readMetrics(env, port),
   };
 }

@@ -8,12 +8,14 @@ import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
 import { createApp, type App } from './http/app.js';
 import { listenHttp, type HttpListener } from './http/listen.js';
+import type { Metrics } from './http/metrics.js';
 import type { ContractViolation } from './http/responseChecker.js';
 import type { KeyChecker } from './http/security.js';
 import type { Logger } from './logger.js';
 import { docsPath } from './paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
+import { watchBatchSizes } from './store/batcher.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
 import { createPetStore } from './store/pets.js';
 import { readSecret } from './store/secrets.js';
@@ -30,7 +32,9 @@ export interface RunningServer {
   bootstrapKey?: { id: number; key: string };
   violations: ContractViolation[];
   http: HttpListener['server'];
-  /** Stops accepting, lets in-flight requests finish, closes the database. */
+  /** `http://host:port` of the metrics listener (GET /metrics), when METRICS_PORT is set. */
+  metricsOrigin?: string;
+  /** Stops accepting (on the metrics listener too), lets in-flight requests finish, closes the database. */
   close(): Promise<void>;
 }
 
@@ -75,6 +79,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
   if (!options.keyChecker) await keyCache.startRefreshing();
 
+  // Metrics only with METRICS_PORT: prom-client is loaded then and only then (off the start-up path otherwise).
+  let metrics: Metrics | undefined;
+  let unwatchBatches: (() => void) | undefined;
+  if (config.metricsPort !== undefined) {
+    const { createMetrics } = await import('./http/metrics.js');
+    metrics = createMetrics({ dialect: database.dialect, poolCounts: database.poolCounts, keysLoadedAt: () => keyCache.lastLoadedAt() });
+    unwatchBatches = watchBatchSizes(metrics.observeBatch);
+  }
+
   const basePath = basePathOf(document);
   const { app, violations } = createApp({
     document,
@@ -86,19 +99,39 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     validateResponses: config.validateResponses,
     docsFile: docsPath,
     corsOrigins: config.corsOrigins,
+    metrics,
   });
 
   const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
 
+  let metricsServer: HttpListener | undefined;
+  if (metrics) {
+    try {
+      metricsServer = await listenHttp(metrics.listener, { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1', headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
+    } catch (error) {
+      await httpServer.close();
+      keyCache.stopRefreshing();
+      unwatchBatches?.();
+      if (!options.database) await database.close();
+      throw error;
+    }
+  }
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      await httpServer.close();
+      // The metrics listener closes alongside the API's (both let their in-flight requests finish).
+      await Promise.all([httpServer.close(), metricsServer?.close()]);
+      unwatchBatches?.();
       keyCache.stopRefreshing();
       if (!options.database) await database.close();
     })());
 
   const running: RunningServer = { origin: httpServer.origin, basePath, database, keys, keyCache, violations, http: httpServer.server, close };
   if (bootstrapKey) running.bootstrapKey = bootstrapKey;
+  if (metricsServer) {
+    running.metricsOrigin = metricsServer.origin;
+    logger.info({ metrics: `${metricsServer.origin}/metrics` }, 'metrics listening');
+  }
   return running;
 }

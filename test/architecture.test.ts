@@ -104,6 +104,7 @@ describe('architecture', () => {
     ['better-sqlite3', /^src\/store\/database\.ts$/],
     ['pg', /^src\/store\/database\.ts$/],
     ['pino', /^src\/logger\.ts$/],
+    ['prom-client', /^src\/http\/metrics\.ts$/],
   ];
   it.each(owners)('%s is imported only where it is adapted', (library, owner) => {
     const users = runtime.filter((file) => importsOf(file).some((s) => s === library || s.startsWith(`${library}/`)));

@@ -61,6 +61,11 @@ export class KeyCache {
     return this.refreshing;
   }
 
+  /** When the keys last loaded successfully (ms since the epoch), undefined before the first load: the metrics' cache age. */
+  lastLoadedAt(): number | undefined {
+    return this.loadedAt === 0 ? undefined : this.loadedAt;
+  }
+
   check(token: string | undefined): KeyVerdict {
     if (token === undefined || !isWellFormedApiKey(token)) return 'invalid';
     if (Date.now() - this.loadedAt > this.options.maxStaleMs) return 'unavailable';

@@ -18,6 +18,7 @@ import { createApi } from './api.js';
 import { createCors } from './cors.js';
 import { deprecationHeaders } from './deprecation.js';
 import { beginExchange, type Exchange } from './exchange.js';
+import type { Metrics } from './metrics.js';
 import { createResponder, writeJson } from './respond.js';
 import { ResponseChecker, type ContractViolation } from './responseChecker.js';
 import { createOpenApiBackend } from './validation.js';
@@ -36,6 +37,8 @@ export interface AppOptions {
   docsFile: string;
   /** CORS_ORIGINS; undefined: no CORS (./cors.ts). */
   corsOrigins?: CorsOrigins | undefined;
+  /** METRICS_PORT set: counts and times every request (./metrics.ts); undefined: nothing per request. */
+  metrics?: Pick<Metrics, 'track'> | undefined;
 }
 
 export interface App {
@@ -82,9 +85,12 @@ export function createApp(options: AppOptions): App {
     }
   }
 
+  const { metrics } = options;
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const exchange = beginExchange(req, res, logger);
     const url = req.url ?? '/';
+    // Metrics off: nothing; on: a clock read and one 'finish' listener (lane and operation are bounded names).
+    if (metrics !== undefined) trackRequest(metrics, exchange, url, api.serves(url));
     // CORS off: nothing; on: one header lookup for a request without an Origin.
     if (cors !== undefined) {
       const origin = req.headers.origin;
@@ -110,6 +116,19 @@ export function createApp(options: AppOptions): App {
     );
   };
   return { app: listener, violations: checker.violations };
+}
+
+/** The metrics' lane and operation of a request: fixed names outside the API, never its path. */
+function trackRequest(metrics: Pick<Metrics, 'track'>, exchange: Exchange, url: string, underApi: boolean): void {
+  // Under the API the operation is known only once openapi-backend has routed it and the key
+  // check passed (exchange.operationId, read when the response finishes).
+  if (underApi) return metrics.track(exchange, 'api', undefined);
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path === '/healthz' || path === '/readyz') return metrics.track(exchange, 'probe', path.slice(1));
+  if (path === '/openapi.json') return metrics.track(exchange, 'docs', 'openapi.json');
+  if (path === '/docs' || path === '/docs/') return metrics.track(exchange, 'docs', 'docs');
+  metrics.track(exchange, 'unknown', 'none');
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

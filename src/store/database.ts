@@ -18,6 +18,8 @@ export interface DatabaseHandle {
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** PostgreSQL only: the pool's connections (open, idle) and the queries waiting for one, for the metrics. */
+  poolCounts?: () => { total: number; idle: number; waiting: number };
 }
 
 const PG_INT8_OID = 20;
@@ -174,6 +176,7 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+    poolCounts: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   });
   serving = true;
   return handle;

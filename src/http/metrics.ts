@@ -1,0 +1,208 @@
+/**
+ * Prometheus metrics (prom-client), served on their own listener (METRICS_PORT, bound to
+ * METRICS_HOST, 127.0.0.1 by default) and never on the public port: the API's port answers
+ * /metrics with its usual 404, key or no key. Off (this module not even loaded) when METRICS_PORT
+ * is unset.
+ *
+ * What is counted, with bounded labels only (never a raw path: a client could mint series):
+ * - every request, by `lane` (api, probe, docs, unknown), `operation` (the operationId under the
+ *   API, `none` when the request got no operation: unknown path, 405, failed key check, CORS
+ *   preflight; `healthz`/`readyz`, `openapi.json`/`docs` on the other lanes) and `status`;
+ * - its latency, by lane and operation;
+ * - the database pool (PostgreSQL: total, idle, waiting; SQLite has no pool: `db_info` says which);
+ * - the size of each group commit (src/store/batcher.ts);
+ * - the age of the API key cache (seconds since its last successful reload);
+ * - prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, handles).
+ *
+ * Cost on the request path: two clock reads, one 'finish' listener, and at the finish a few
+ * additions on plain numbers kept per lane × operation (× status): no label object and no
+ * prom-client call per request; prom-client gets the totals when scraped.
+ * `npx tsx bench/metricsCost.ts` prints the figure.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { errorBody } from '../schemas.js';
+import type { Exchange } from './exchange.js';
+import { writeJson } from './respond.js';
+
+/** Where a request went, as app.ts splits them: a bounded set, so a label. */
+export type Lane = 'api' | 'probe' | 'docs' | 'unknown';
+
+/** The PostgreSQL pool's counts (pg.Pool's totalCount, idleCount, waitingCount). */
+export interface PoolCounts {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+export interface MetricsOptions {
+  /** `sqlite` or `postgres`, for animal_store_db_info. */
+  dialect: string;
+  /** The pool's counts at scrape time; undefined for SQLite (no pool). */
+  poolCounts?: (() => PoolCounts) | undefined;
+  /** When the API key cache last reloaded successfully (ms since the epoch), undefined if never. */
+  keysLoadedAt: () => number | undefined;
+}
+
+export interface Metrics {
+  registry: Registry;
+  /** Starts timing a request; its count and latency are recorded when the response finishes. */
+  track(exchange: Exchange, lane: Lane, operation: string | undefined): void;
+  /** One group commit of `size` creates. */
+  observeBatch(size: number): void;
+  /** The metrics listener's request handler: GET (or HEAD) /metrics, anything else a 404 or 405. */
+  listener: RequestListener;
+}
+
+/** Seconds: a getPet is well under a millisecond in process; the outage bounds are 2–3.5 s. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** Up to the batcher's maxBatch (256). */
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/**
+ * One lane × operation: its latency histogram and its request count per status, kept as plain
+ * numbers here and handed to prom-client at scrape time, so a request costs a few additions and
+ * no prom-client call (a cached child's inc and observe cost about 0.3 and 0.5 µs: each hashes
+ * its labels again).
+ */
+interface Series {
+  lane: Lane;
+  operation: string;
+  /** Requests per latency bucket (LATENCY_BUCKETS, then +Inf), not cumulative. */
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+  byStatus: Map<number, number>;
+}
+
+/**
+ * The latency histogram as prom-client prints one (`_bucket` cumulative with `le`, `_sum`,
+ * `_count`), built from the series at scrape time. Registered as a metric object: prom-client's
+ * registry only calls `get()` (and `reset()` from resetMetrics); test/metrics.test.ts reads the
+ * text it produces, so a prom-client that formats it differently fails there.
+ */
+function latencyMetric(name: string, help: string, series: () => Iterable<Series>) {
+  const bounds = LATENCY_BUCKETS.map(String);
+  return {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    reset(): void {
+      for (const s of series()) {
+        s.buckets.fill(0);
+        s.sum = 0;
+        s.count = 0;
+      }
+    },
+    get() {
+      const values: Array<{ value: number; labels: Record<string, string>; metricName: string }> = [];
+      for (const s of series()) {
+        let cumulative = 0;
+        for (let i = 0; i <= bounds.length; i++) {
+          cumulative += s.buckets[i] as number;
+          values.push({ value: cumulative, labels: { le: bounds[i] ?? '+Inf', lane: s.lane, operation: s.operation }, metricName: `${name}_bucket` });
+        }
+        values.push({ value: s.sum, labels: { lane: s.lane, operation: s.operation }, metricName: `${name}_sum` });
+        values.push({ value: s.count, labels: { lane: s.lane, operation: s.operation }, metricName: `${name}_count` });
+      }
+      return Promise.resolve({ name, help, type: 'histogram', aggregator: 'sum', values });
+    },
+  };
+}
+
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  // lane → operation → its series; every key is bounded (the lanes, the spec's operationIds, `none`).
+  const series = new Map<Lane, Map<string, Series>>();
+  function* allSeries(): Iterable<Series> {
+    for (const byOperation of series.values()) yield* byOperation.values();
+  }
+
+  new Counter({
+    name: 'animal_store_http_requests_total',
+    help: 'HTTP requests answered, by lane (api, probe, docs, unknown), operation (operationId; none when the request got no operation) and status.',
+    labelNames: ['lane', 'operation', 'status'] as const,
+    registers: [registry],
+    collect() {
+      // The totals live in the series; the counter mirrors them at each scrape.
+      this.reset();
+      for (const s of allSeries()) for (const [status, n] of s.byStatus) this.inc({ lane: s.lane, operation: s.operation, status: String(status) }, n);
+    },
+  });
+  registry.registerMetric(latencyMetric('animal_store_http_request_duration_seconds', 'Time from the request reaching the server to its response handed to the OS, by lane and operation.', allSeries) as unknown as Metric);
+  const batches = new Histogram({ name: 'animal_store_create_batch_size', help: 'Creates written per group commit (one transaction and one fsync).', buckets: BATCH_BUCKETS, registers: [registry] });
+  new Gauge({ name: 'animal_store_db_info', help: 'The database in use (dialect label), always 1.', labelNames: ['dialect'] as const, registers: [registry] }).set({ dialect: options.dialect }, 1);
+
+  const { poolCounts } = options;
+  if (poolCounts) {
+    const pool = (name: string, help: string, pick: (counts: PoolCounts) => number) =>
+      new Gauge({ name, help, registers: [registry], collect() { this.set(pick(poolCounts())); } });
+    pool('animal_store_db_pool_connections', 'PostgreSQL connections open in the pool (in use and idle).', (c) => c.total);
+    pool('animal_store_db_pool_idle_connections', 'PostgreSQL connections open and idle in the pool.', (c) => c.idle);
+    pool('animal_store_db_pool_waiting_requests', 'Queries waiting for a pooled PostgreSQL connection.', (c) => c.waiting);
+  }
+  new Gauge({
+    name: 'animal_store_api_key_cache_age_seconds',
+    help: 'Seconds since the API key cache last reloaded successfully (NaN before the first load); past 5 requests get 503.',
+    registers: [registry],
+    collect() {
+      const loadedAt = options.keysLoadedAt();
+      this.set(loadedAt === undefined ? Number.NaN : (Date.now() - loadedAt) / 1000);
+    },
+  });
+
+  function seriesFor(lane: Lane, operation: string): Series {
+    let byOperation = series.get(lane);
+    if (!byOperation) series.set(lane, (byOperation = new Map()));
+    let found = byOperation.get(operation);
+    if (!found) byOperation.set(operation, (found = { lane, operation, buckets: new Float64Array(LATENCY_BUCKETS.length + 1), sum: 0, count: 0, byStatus: new Map() }));
+    return found;
+  }
+  function record(lane: Lane, operation: string, status: number, seconds: number): void {
+    const s = seriesFor(lane, operation);
+    s.byStatus.set(status, (s.byStatus.get(status) ?? 0) + 1);
+    let bucket = 0;
+    while (bucket < LATENCY_BUCKETS.length && seconds > (LATENCY_BUCKETS[bucket] as number)) bucket++;
+    (s.buckets[bucket] as number)++;
+    s.sum += seconds;
+    s.count++;
+  }
+
+  const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== '/metrics') {
+      writeJson(res, 404, errorBody(404, 'not_found', 'This listener serves GET /metrics only.'));
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      writeJson(res, 405, errorBody(405, 'method_not_allowed', `${req.method ?? ''} is not allowed on /metrics; use GET, HEAD.`), { Allow: 'GET, HEAD' });
+      return;
+    }
+    registry.metrics().then(
+      (text) => {
+        const payload = Buffer.from(text, 'utf8');
+        res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': payload.length, 'Cache-Control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : payload);
+      },
+      () => writeJson(res, 500, errorBody(500, 'internal_error', 'The metrics could not be collected.')),
+    );
+  };
+
+  return {
+    registry,
+    track(exchange, lane, operation) {
+      const started = performance.now();
+      // 'finish': the whole response was handed to the OS. A connection lost before that is not
+      // counted (no status was delivered).
+      exchange.res.on('finish', () => record(lane, operation ?? exchange.operationId ?? 'none', exchange.res.statusCode, (performance.now() - started) / 1000));
+    },
+    observeBatch(size) {
+      batches.observe(size);
+    },
+    listener,
+  };
+}
