@@ -271,9 +271,26 @@ export interface components {
          * @example 1
          */
         PetId: components["schemas"]["Id"];
+        /**
+         * @description The `ETag` of a response you kept (or a comma-separated list of them, or `*`). When
+         *     one matches the answer as it stands now, the service answers 304 with no body instead
+         *     of the 200. Tags are compared weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`. A
+         *     value that is not a list of entity tags matches nothing, so the answer is the 200.
+         *     Browsers send it by themselves when they revalidate a response they kept.
+         * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+         */
+        IfNoneMatch: string;
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description A strong entity tag (RFC 9110 §8.8.3) of this answer, computed from its bytes: the
+         *     body and, for a page, the `Link` header. Equal tags mean the same answer; it
+         *     changes when anything in the answer changes. Send it in `If-None-Match` to get a 304
+         *     while nothing has. Opaque: compare it, never parse it.
+         * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+         */
+        ETag: string;
         /**
          * @description Address of the new animal, `/v1/pets/{id}`.
          * @example /v1/pets/3
@@ -321,7 +338,17 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you kept (or a comma-separated list of them, or `*`). When
+                 *     one matches the answer as it stands now, the service answers 304 with no body instead
+                 *     of the 200. Tags are compared weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`. A
+                 *     value that is not a list of entity tags matches nothing, so the answer is the 200.
+                 *     Browsers send it by themselves when they revalidate a response they kept.
+                 * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -337,11 +364,28 @@ export interface operations {
                      * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.c2ln>; rel="next"
                      */
                     Link?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pets"];
                 };
+            };
+            /**
+             * @description The page has not changed since the response whose `ETag` was sent in
+             *     `If-None-Match`: no body. It carries the same `ETag` and `Link` as that response.
+             */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    /**
+                     * @description The `Link` of the page as it stands, as on the 200; absent on the last page.
+                     * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.c2ln>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
@@ -384,7 +428,17 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you kept (or a comma-separated list of them, or `*`). When
+                 *     one matches the answer as it stands now, the service answers 304 with no body instead
+                 *     of the 200. Tags are compared weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`. A
+                 *     value that is not a list of entity tags matches nothing, so the answer is the 200.
+                 *     Browsers send it by themselves when they revalidate a response they kept.
+                 * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Identifier of the animal to retrieve.
@@ -401,11 +455,26 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
+            };
+            /**
+             * @description The animal has not changed since the response whose `ETag` was sent in
+             *     `If-None-Match`: no body. It carries the same `ETag`, and the `Deprecation` and
+             *     `Sunset` headers.
+             */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["InvalidPetId"];
             401: components["responses"]["Unauthorized"];

@@ -30,8 +30,8 @@ export interface HandlerRequest<O extends OperationId> {
   body: JsonContent<NonNullable<operations[O]['requestBody']>>;
 }
 
-/** Headers the server derives from the spec itself (deprecation); handlers never set them. */
-type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate';
+/** Headers the server derives itself (deprecation from the spec, ETag from the answer's bytes); handlers never set them. */
+type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'ETag';
 
 type DeclaredHeaders<R> = R extends { headers: infer H }
   ? { [K in keyof H as string extends K ? never : K extends ServerHeaders ? never : K]: H[K] }

@@ -37,14 +37,20 @@ describeEachTarget('every error is an Error body', (t) => {
     expect(response.status).toBe(200);
   });
 
-  it('security headers are set; no X-Powered-By, no ETag', async () => {
-    const response = await t().request('/pets');
+  it('security headers are set; no X-Powered-By; an error has no ETag and is no-store', async () => {
+    const response = await t().request('/pets?limit=0');
+    expect(response.status).toBe(400);
     expect(response.headers.get('x-powered-by')).toBeNull();
     expect(response.headers.get('etag')).toBeNull();
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    // A 200 of a conditional read is the one exception (test/conditional.test.ts): tagged, revalidated.
+    const page = await t().request('/pets');
+    expect(page.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    expect(page.headers.get('cache-control')).toBe('private, no-cache');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   it('GET /healthz and /readyz answer without a key', async () => {

@@ -125,6 +125,8 @@ export const MOCK_DIFFERENCES = {
     'An unknown path (404) or a method the path lacks (405) gets Prism\'s problem+json body, and a 405 no Allow header. The server answers an Error body, and Allow on a 405.',
   'prism-accept-not-json':
     'An Accept header that excludes application/json (Accept: text/html) gets 406 with a problem+json body. The server ignores Accept and answers JSON.',
+  'prism-conditional-ignored':
+    'If-None-Match is ignored: GET /v1/pets and /v1/pets/{petId} answer 200 with their example and the example ETag, even when If-None-Match is that ETag or *, and the ETag never changes. The server computes the ETag from each answer and answers 304 with no body when If-None-Match matches it.',
 } as const;
 
 export type MockDifference = keyof typeof MOCK_DIFFERENCES;

@@ -70,6 +70,21 @@ function methodOf(exchange: Exchange): string {
   return exchange.req.method ?? 'GET';
 }
 
+/**
+ * The operations whose reads are conditional, from the contract: a GET whose 200 declares an
+ * `ETag` header and which declares a 304. Their 200s are tagged and If-None-Match is answered
+ * (./etag.ts); a later GET that declares the same gets it without code.
+ */
+function conditionalOperations(backend: OpenAPIBackend): Set<string> {
+  const conditional = new Set<string>();
+  for (const operation of backend.getOperations()) {
+    const responses = (operation.responses ?? {}) as Record<string, { headers?: Record<string, unknown> } | undefined>;
+    const tagged = Object.keys(responses['200']?.headers ?? {}).some((name) => name.toLowerCase() === 'etag');
+    if (operation.method === 'get' && operation.operationId && tagged && responses['304'] !== undefined) conditional.add(operation.operationId);
+  }
+  return conditional;
+}
+
 /** Header and cookie parameters as the spec names them, picked from what openapi-backend parsed. */
 function declaredParameters(operation: Operation, where: 'header' | 'cookie', values: Record<string, unknown>): Record<string, unknown> {
   const picked: Record<string, unknown> = {};
@@ -85,9 +100,13 @@ function declaredParameters(operation: Operation, where: 'header' | 'cookie', va
 export function createApi(options: ApiOptions): Api {
   const { backend, responder } = options;
   const handlerMap = options.handlers as unknown as Record<string, AnyHandler>;
+  const conditional = conditionalOperations(backend);
 
-  /** openapi-backend's handler for one operation: calls our handler with the typed request, sends its result. */
-  const callHandler = (handler: AnyHandler) => async (context: Context, exchange: Exchange) => {
+  /**
+   * openapi-backend's handler for one operation: calls our handler with the typed request, sends
+   * its result; a 200 of a conditional operation is tagged, and answered 304 when If-None-Match matches.
+   */
+  const callHandler = (handler: AnyHandler, tagged: boolean) => async (context: Context, exchange: Exchange) => {
     const operation = context.operation;
     const request = context.request;
     let result: Result;
@@ -106,7 +125,9 @@ export function createApi(options: ApiOptions): Api {
       responder.sendFailure(exchange, error);
       return;
     }
-    responder.send(exchange, result.status, result.body, result.headers ? { ...result.headers } : {});
+    const headers = result.headers ? { ...result.headers } : {};
+    if (tagged && result.status === 200) responder.sendTagged(exchange, result.body, headers, exchange.req.headers['if-none-match']);
+    else responder.send(exchange, result.status, result.body, headers);
   };
 
   /** The methods a path has, for a 405's Allow header: asked of openapi-backend's router. */
@@ -115,7 +136,7 @@ export function createApi(options: ApiOptions): Api {
   }
 
   const operationHandlers: Record<string, (context: Context, exchange: Exchange) => Promise<void>> = {};
-  for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = callHandler(handler);
+  for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = callHandler(handler, conditional.has(operationId));
 
   backend.register({
     ...operationHandlers,

@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import { errorBody, JsonText, type ErrorBody, type ErrorCode } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
+import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
 import type { Exchange } from './exchange.js';
 import type { ResponseChecker } from './responseChecker.js';
 
@@ -26,19 +27,39 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
   res.end(payload);
 }
 
+/**
+ * `{ ...a, ...b }` without the spread: on Node 20 spreading two non-empty objects costs about
+ * 1.7 µs here (getPet's ETag and deprecation headers), these loops about 0.1 µs.
+ */
+function merged(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): Record<string, string> {
+  const all: Record<string, string> = {};
+  for (const name in a) all[name] = a[name] as string;
+  for (const name in b) all[name] = b[name] as string;
+  return all;
+}
+
 export interface Responder {
   /** Sends a body through the contract check of the exchange's operation; a violation turns it into a 500. */
   send(exchange: Exchange, status: number, body: unknown, headers?: Record<string, string>): void;
+  /**
+   * A 200 of an operation whose contract declares an `ETag` on it and a 304 (./api.ts decides):
+   * the body is serialised once and tagged from its bytes (./etag.ts), with
+   * `Cache-Control: private, no-cache`; when `ifNoneMatch` matches the tag, the answer is a 304
+   * with the same headers and no body. Both go through the contract check as `send` does.
+   * `headers` are the handler's, in an object of the caller's own: the ETag is added to it.
+   */
+  sendTagged(exchange: Exchange, body: unknown, headers: Record<string, string>, ifNoneMatch: string | undefined): void;
   sendError(exchange: Exchange, status: number, code: ErrorCode, message: string, options?: { details?: ErrorBody['details']; headers?: Record<string, string> }): void;
   /** A thrown error: 503 when the database is unavailable, otherwise a logged 500. */
   sendFailure(exchange: Exchange, error: unknown): void;
 }
 
 export function createResponder(checker: ResponseChecker, deprecations: ReadonlyMap<string, Record<string, string>>, logger: Logger): Responder {
-  const send: Responder['send'] = (exchange, status, body, headers = {}) => {
+  /** `cacheControl` replaces the exchange's `no-store` only when the response passes the check. */
+  const deliver = (exchange: Exchange, status: number, body: unknown, headers: Record<string, string>, cacheControl?: string): void => {
     const { operationId } = exchange;
     const deprecation = operationId === undefined ? undefined : deprecations.get(operationId);
-    const all = deprecation ? { ...headers, ...deprecation } : headers;
+    const all = deprecation ? merged(headers, deprecation) : headers;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
       if (checker.check(operationId, status, body, all, request)) {
@@ -46,13 +67,23 @@ export function createResponder(checker: ResponseChecker, deprecations: Readonly
         return;
       }
     }
+    if (cacheControl !== undefined) exchange.res.setHeader('Cache-Control', cacheControl);
     writeJson(exchange.res, status, body, all);
+  };
+  const send: Responder['send'] = (exchange, status, body, headers = {}) => deliver(exchange, status, body, headers);
+  const sendTagged: Responder['sendTagged'] = (exchange, body, headers, ifNoneMatch) => {
+    const text = body instanceof JsonText ? body.text : JSON.stringify(body);
+    const etag = entityTag(text, headers);
+    headers.ETag = etag;
+    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) deliver(exchange, 304, undefined, headers, REVALIDATE);
+    else deliver(exchange, 200, new JsonText(text), headers, REVALIDATE);
   };
   const sendError: Responder['sendError'] = (exchange, status, code, message, options = {}) => {
     send(exchange, status, errorBody(status, code, message, options.details), options.headers);
   };
   return {
     send,
+    sendTagged,
     sendError,
     sendFailure(exchange, error) {
       const { requestId } = exchange;

@@ -56,6 +56,13 @@ function expectedDeprecationHeaders(): { deprecation: string; sunset: string } {
   return { deprecation: `@${Math.floor(Date.parse(deprecatedAt) / 1000)}`, sunset: new Date(sunset).toUTCString() };
 }
 
+/** The example of a header the contract declares under components.headers (the value Prism sends). */
+function headerExample(name: string): string {
+  const example = (conformance.document.components?.headers?.[name] as { example?: unknown } | undefined)?.example;
+  if (typeof example !== 'string') throw new Error(`the contract has no example for the header ${name}`);
+  return example;
+}
+
 function field(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
 }
@@ -323,6 +330,19 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         expect(exchange.headers.get('allow'), exchange.request).toBeNull();
       }
     },
+    'prism-conditional-ignored': async () => {
+      const etag = headerExample('ETag');
+      for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
+        for (const condition of [undefined, etag, '*']) {
+          const exchange = await expectStatus(operationId, 200, path, condition === undefined ? {} : { headers: { 'If-None-Match': condition } });
+          expect(exchange.headers.get('etag'), `${exchange.request} If-None-Match: ${condition ?? '(none)'}`).toBe(etag);
+          expect(exchange.json, exchange.request).toEqual(exampleOf(operationId, '200'));
+        }
+      }
+      // A create changes nothing the mock answers, the tag included.
+      await createPet({ name: 'Tagged', categoryId: 2 });
+      expect((await expectStatus('listPets', 200, '/pets')).headers.get('etag')).toBe(etag);
+    },
     'prism-accept-not-json': async () => {
       for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
         const exchange = await send(path, { headers: { Accept: 'text/html' } });
@@ -583,6 +603,78 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
 
       check('401 unauthorized Error with WWW-Authenticate without a bearer header', {}, async () => {
         await expectUnauthorized('getPet', '/pets/1', { authorization: null });
+      });
+    });
+
+    describe('conditional reads: ETag and If-None-Match (listPets, getPet)', () => {
+      /** One path per conditional read, on a pet the target just created. */
+      async function conditionalReads(): Promise<Array<readonly [OperationId, string]>> {
+        const created = await createPet({ name: 'Tagged', categoryId: 2 });
+        return [['listPets', '/pets?limit=5'], ['getPet', `/pets/${field(created.json, 'id') as number}`]] as const;
+      }
+
+      check('200 carries an ETag: an entity tag as the contract declares', {}, async () => {
+        for (const [operationId, path] of await conditionalReads()) {
+          const exchange = await expectStatus(operationId, 200, path);
+          expect(exchange.headers.get('etag'), exchange.request).toMatch(/^(W\/)?"[!#-~]+"$/);
+        }
+      });
+
+      check('If-None-Match with that ETag (alone, weak, in a list, or *) answers 304 with no body and the same ETag; getPet\'s keeps Deprecation and Sunset; another tag gets the 200', { difference: 'prism-conditional-ignored' }, async () => {
+        const expected = expectedDeprecationHeaders();
+        for (const [operationId, path] of await conditionalReads()) {
+          const first = await expectStatus(operationId, 200, path);
+          const etag = first.headers.get('etag') ?? '';
+          const opaque = etag.replace(/^W\//, '');
+          for (const condition of [etag, `W/${opaque}`, `"not-this-one", ${etag}`, '*']) {
+            const exchange = await expectStatus(operationId, 304, path, { headers: { 'If-None-Match': condition } });
+            const what = `${exchange.request} If-None-Match: ${condition}`;
+            expect(exchange.text, what).toBe('');
+            expect(exchange.headers.get('etag'), what).toBe(etag);
+            if (operationId === 'getPet') {
+              expect(exchange.headers.get('deprecation'), what).toBe(expected.deprecation);
+              expect(exchange.headers.get('sunset'), what).toBe(expected.sunset);
+            }
+          }
+          const other = await expectStatus(operationId, 200, path, { headers: { 'If-None-Match': '"not-this-one"' } });
+          expect(other.text, other.request).toBe(first.text);
+          expect(other.headers.get('etag'), other.request).toBe(etag);
+        }
+      });
+
+      check('a create that changes a page changes its ETag (the old one gets the 200 with the new pet); a page it does not change answers 304', { stateful: true, difference: 'prism-conditional-ignored' }, async () => {
+        for (let i = 0; i < 2; i++) await createPet({ name: `Tagged ${i}`, categoryId: 5, status: 'pending' });
+        // The first pending pet alone: a later id cannot change this page (or its Link).
+        const untouched = await expectStatus('listPets', 200, '/pets?status=pending&limit=1');
+        expect(nextLink(untouched.headers.get('link'))).toBeDefined();
+        // The last page of the pending pets, where the next one lands.
+        let path: string | undefined = '/pets?status=pending&limit=50';
+        let last: Exchange | undefined;
+        for (let pages = 0; path; pages++) {
+          if (pages > 1000) throw new Error('paging does not end');
+          last = await expectStatus('listPets', 200, path);
+          const next = nextLink(last.headers.get('link'));
+          if (!next) break;
+          path = next;
+        }
+        if (!last || !path) throw new Error('no last page');
+        const before = last.headers.get('etag') ?? '';
+
+        const created = (await createPet({ name: 'Tagged last', categoryId: 5, status: 'pending' })).json;
+        const after = await expectStatus('listPets', 200, path, { headers: { 'If-None-Match': before } });
+        expect(after.headers.get('etag'), after.request).not.toBe(before);
+        // The new pet is on this page, or (a full page) this page now links to the one it is on.
+        if ((last.json as unknown[]).length < 50) expect(after.json, after.request).toContainEqual(created);
+        else expect(nextLink(after.headers.get('link')), after.request).toBeDefined();
+        await expectStatus('listPets', 304, path, { headers: { 'If-None-Match': after.headers.get('etag') ?? '' } });
+
+        const again = await expectStatus('listPets', 304, '/pets?status=pending&limit=1', { headers: { 'If-None-Match': untouched.headers.get('etag') ?? '' } });
+        expect(again.headers.get('link'), again.request).toBe(untouched.headers.get('link'));
+      });
+
+      check('an error answers as without If-None-Match: a missing pet is 404 even for *, with no ETag', { stateful: true, difference: 'prism-get-example' }, async () => {
+        const exchange = await expectStatus('getPet', 404, '/pets/987654321', { headers: { 'If-None-Match': '*' } });
+        expect(exchange.headers.get('etag')).toBeNull();
       });
     });
   });
