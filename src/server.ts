@@ -15,7 +15,6 @@ import type { Logger } from './logger.js';
 import { docsPath } from './paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
-import { watchBatchSizes } from './store/batcher.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
 import { createPetStore } from './store/pets.js';
 import { readSecret } from './store/secrets.js';
@@ -81,18 +80,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   // Metrics only with METRICS_PORT: prom-client is loaded then and only then (off the start-up path otherwise).
   let metrics: Metrics | undefined;
-  let unwatchBatches: (() => void) | undefined;
   if (config.metricsPort !== undefined) {
     const { createMetrics } = await import('./http/metrics.js');
     metrics = createMetrics({ dialect: database.dialect, poolCounts: database.poolCounts, keysLoadedAt: () => keyCache.lastLoadedAt() });
-    unwatchBatches = watchBatchSizes(metrics.observeBatch);
   }
 
   const basePath = basePathOf(document);
   const { app, violations } = createApp({
     document,
     handlers,
-    deps: { pets: createPetStore(database.db, database.dialect), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
+    deps: { pets: createPetStore(database.db, database.dialect, metrics?.observeBatch), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
     keys: options.keyChecker ?? keyCache,
     ping: database.ping,
     logger,
@@ -111,7 +108,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     } catch (error) {
       await httpServer.close();
       keyCache.stopRefreshing();
-      unwatchBatches?.();
       if (!options.database) await database.close();
       throw error;
     }
@@ -122,7 +118,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     (closing ??= (async () => {
       // The metrics listener closes alongside the API's (both let their in-flight requests finish).
       await Promise.all([httpServer.close(), metricsServer?.close()]);
-      unwatchBatches?.();
       keyCache.stopRefreshing();
       if (!options.database) await database.close();
     })());

@@ -89,14 +89,15 @@ export function createApp(options: AppOptions): App {
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const exchange = beginExchange(req, res, logger);
     const url = req.url ?? '/';
+    const underApi = api.serves(url);
     // Metrics off: nothing; on: a clock read and one 'finish' listener (lane and operation are bounded names).
-    if (metrics !== undefined) trackRequest(metrics, exchange, url, api.serves(url));
+    if (metrics !== undefined) trackRequest(metrics, exchange, url, underApi);
     // CORS off: nothing; on: one header lookup for a request without an Origin.
     if (cors !== undefined) {
       const origin = req.headers.origin;
       if (origin !== undefined && cors.handle(exchange, origin)) return;
     }
-    if (api.serves(url)) {
+    if (underApi) {
       api.handle(exchange);
       return;
     }

@@ -12,6 +12,8 @@ export interface BatcherOptions<I, O> {
   writeOne(item: I): Promise<O>;
   /** Whether a failed batch should be retried one item at a time (default: always). */
   retryOneByOne?(error: unknown): boolean;
+  /** Hears the size of each batch written (the metrics' batch-size histogram). */
+  onBatch?(size: number): void;
 }
 
 export interface Batcher<I, O> {
@@ -22,18 +24,6 @@ interface Pending<I, O> {
   item: I;
   resolve(result: O): void;
   reject(error: unknown): void;
-}
-
-/**
- * Who hears the size of each batch written (the metrics' batch-size histogram). Process-wide: the
- * stores create their batchers themselves; with none watching, a batch costs one empty loop.
- */
-const batchWatchers = new Set<(size: number) => void>();
-
-/** Calls `watcher` with the size of every batch written from now on; returns the call that stops it. */
-export function watchBatchSizes(watcher: (size: number) => void): () => void {
-  batchWatchers.add(watcher);
-  return () => batchWatchers.delete(watcher);
 }
 
 export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O> {
@@ -65,7 +55,7 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
     while (queue.length > 0) {
       const batch = queue.slice(0, options.maxBatch);
       queue = queue.slice(batch.length);
-      for (const watcher of batchWatchers) watcher(batch.length);
+      options.onBatch?.(batch.length);
       await writeAndSettle(batch);
     }
     writing = false;

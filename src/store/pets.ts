@@ -14,8 +14,8 @@ function toPet(row: PetRow): Pet {
 
 const COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
 
-/** The animals, on either SQL dialect through one query path. */
-export function createPetStore(db: Kysely<Database>, dialect: Dialect): PetStore {
+/** The animals, on either SQL dialect through one query path; `onBatch` hears each group commit's size. */
+export function createPetStore(db: Kysely<Database>, dialect: Dialect, onBatch?: (size: number) => void): PetStore {
   const byId = prepare<{ id: number }, PetRow>(db, (bind) => db.selectFrom('pets').select(COLUMNS).where('id', '=', bind('id')));
   type Insert = { name: string; categoryId: number; status: PetStatus; createdAt: string };
   const insert = prepare<Insert, PetRow>(db, (bind) =>
@@ -62,6 +62,7 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect): PetStore
   // concurrent creates cost one transaction and one fsync instead of N.
   const inserts = createBatcher<NewPetRecord, PetRow>({
     maxBatch: 256,
+    ...(onBatch ? { onBatch } : {}),
     writeBatch: (pets) =>
       db.transaction().execute(async (trx) => {
         const createdAt = new Date().toISOString();
