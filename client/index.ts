@@ -13,7 +13,8 @@ export type { components, paths };
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
-export type ApiError = components['schemas']['Error'];
+/** Any error body: 1.0.0's `Error`, or the `LimitError` of 1.1.0's 409, 422 and 429 (same fields, codes of its own). */
+export type ApiError = components['schemas']['Error'] | components['schemas']['LimitError'];
 
 /*
  * Why the client is not openapi-fetch's `Client<paths>` as is: its methods infer the whole init

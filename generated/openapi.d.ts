@@ -121,6 +121,37 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "validation_failed" | "invalid_json" | "unauthorized" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "not_implemented" | "service_unavailable";
+        /**
+         * @description Machine-readable code of a `LimitError`, one per condition:
+         *
+         *     - `idempotency_key_in_use` (409): a request with this `Idempotency-Key` is still being served; retry after `Retry-After` seconds.
+         *     - `idempotency_key_reused` (422): this `Idempotency-Key` was already used with a different body; use a new key for a different animal.
+         *     - `rate_limited` (429): this API key is over its rate limit; retry after `Retry-After` seconds.
+         *
+         *     Like `ErrorCode`, new values may be added in a minor version.
+         * @example rate_limited
+         * @enum {string}
+         */
+        LimitErrorCode: "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited";
+        /**
+         * @description The `Error` body of the responses added in 1.1.0 (409, 422, 429): the same fields,
+         *     with its own `code` enumeration so that the codes of 1.0.0's responses stay exactly
+         *     what 1.0.0 promised.
+         */
+        LimitError: {
+            code: components["schemas"]["LimitErrorCode"];
+            /**
+             * @description Human-readable description.
+             * @example This API key is over its rate limit of 100 requests per 60 seconds; retry in 17 seconds.
+             */
+            message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response, repeated.
+             * @example 429
+             */
+            status: number;
+        };
         /** @description One offending field of a request. */
         ErrorDetail: {
             /**
@@ -163,6 +194,8 @@ export interface components {
         /** @description Body missing, required fields missing, or values invalid. */
         BadRequest: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -172,6 +205,8 @@ export interface components {
         /** @description A query parameter is invalid. */
         InvalidQuery: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -181,6 +216,8 @@ export interface components {
         /** @description `petId` is not an identifier: an integer from 1 to 9007199254740991. */
         InvalidPetId: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -200,6 +237,8 @@ export interface components {
         /** @description The requested animal could not be found. */
         NotFound: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -209,6 +248,8 @@ export interface components {
         /** @description The body is larger than 64 KiB. */
         PayloadTooLarge: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -218,6 +259,8 @@ export interface components {
         /** @description The body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -231,6 +274,47 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description A request with this `Idempotency-Key` is still being served. Retry after
+         *     `Retry-After` seconds: you will then get its 201.
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LimitError"];
+            };
+        };
+        /** @description This `Idempotency-Key` was already used with a different body; nothing was added. */
+        IdempotencyKeyReused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LimitError"];
+            };
+        };
+        /**
+         * @description This API key is over its rate limit (`RateLimit-Policy`). Nothing was done; retry
+         *     after `Retry-After` seconds.
+         */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LimitError"];
             };
         };
         /**
@@ -280,6 +364,20 @@ export interface components {
          * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
          */
         IfNoneMatch: string;
+        /**
+         * @description Makes this create safe to retry (IETF draft "The Idempotency-Key HTTP Header
+         *     Field"): a value unique to the animal you mean to add, such as a UUID, the same on
+         *     every retry. The first request with a key adds the animal; a later one with the same
+         *     key and the same body, from the same API key, within 24 hours, gets the first one's
+         *     201 again (same `id` and `Location`, plus `Idempotent-Replayed: true`) and adds
+         *     nothing. The same key with a different body is a 422; while the first request with
+         *     the key is still being served, a 409. Bodies are compared by value after defaults
+         *     are applied (`status` omitted equals `status: available`; key order and whitespace do
+         *     not matter). The value is opaque and compared exactly as sent: 1 to 255 visible ASCII
+         *     characters (the draft's quoted form `"…"` is such a value too).
+         * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+         */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -312,6 +410,25 @@ export interface components {
          * @example Bearer realm="animal-store"
          */
         "WWW-Authenticate": "Bearer realm=\"animal-store\"" | "Bearer realm=\"animal-store\", error=\"invalid_token\"";
+        /**
+         * @description The rate limit that applies to your API key (IETF draft "RateLimit header fields
+         *     for HTTP"): the policy's name, its quota `q` of requests, and its window `w` in
+         *     seconds. Present only when the service limits rates.
+         * @example "per-key";q=100;w=60
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description What is left of your API key's quota: the requests `r` remaining in the current
+         *     window and the seconds `t` until it resets. Present only when the service limits
+         *     rates.
+         * @example "per-key";r=42;t=17
+         */
+        RateLimit: string;
+        /**
+         * @description Seconds to wait before retrying (RFC 9110 §10.2.3).
+         * @example 17
+         */
+        "Retry-After": string;
     };
     pathItems: never;
 }
@@ -365,6 +482,8 @@ export interface operations {
                      */
                     Link?: string;
                     ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -383,12 +502,15 @@ export interface operations {
                      * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.c2ln>; rel="next"
                      */
                     Link?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
             400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
         };
@@ -396,7 +518,22 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes this create safe to retry (IETF draft "The Idempotency-Key HTTP Header
+                 *     Field"): a value unique to the animal you mean to add, such as a UUID, the same on
+                 *     every retry. The first request with a key adds the animal; a later one with the same
+                 *     key and the same body, from the same API key, within 24 hours, gets the first one's
+                 *     201 again (same `id` and `Location`, plus `Idempotent-Replayed: true`) and adds
+                 *     nothing. The same key with a different body is a 422; while the first request with
+                 *     the key is still being served, a 409. Bodies are compared by value after defaults
+                 *     are applied (`status` omitted equals `status: available`; key order and whitespace do
+                 *     not matter). The value is opaque and compared exactly as sent: 1 to 255 visible ASCII
+                 *     characters (the draft's quoted form `"…"` is such a value too).
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -407,10 +544,22 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Animal added; the body carries the assigned `id`. */
+            /**
+             * @description Animal added; the body carries the assigned `id`. A retry with the same
+             *     `Idempotency-Key` and body gets this same response again, with
+             *     `Idempotent-Replayed: true`.
+             */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    /**
+                     * @description `true` when this 201 is the replay of an earlier request with the same
+                     *     `Idempotency-Key`: nothing was added this time. Absent on a first create.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -419,8 +568,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
         };
@@ -456,6 +608,8 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -472,6 +626,8 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -479,6 +635,7 @@ export interface operations {
             400: components["responses"]["InvalidPetId"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
         };

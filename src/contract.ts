@@ -6,12 +6,12 @@
  */
 import type { operations } from '../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
-import { errorBody, type ErrorBody, type JsonText } from './schemas.js';
+import { errorBody, limitErrorBody, type ErrorBody, type JsonText } from './schemas.js';
 import type { PetStore } from './store/types.js';
 
 // Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts is passed on.
-export { errorBody };
-export type { ErrorBody, ErrorCode, Schemas } from './schemas.js';
+export { errorBody, limitErrorBody };
+export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, Schemas } from './schemas.js';
 
 export type OperationId = keyof operations;
 
@@ -28,10 +28,18 @@ export interface HandlerRequest<O extends OperationId> {
   header: Part<Parameters<O>, 'header'>;
   cookie: Part<Parameters<O>, 'cookie'>;
   body: JsonContent<NonNullable<operations[O]['requestBody']>>;
+  /**
+   * Who is calling: an opaque id of the API key that passed the key check (never the key
+   * itself), or undefined on an operation with `security: []`. What per-caller state is kept by.
+   */
+  caller: string | undefined;
 }
 
-/** Headers the server derives itself (deprecation from the spec, ETag from the answer's bytes); handlers never set them. */
-type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'ETag';
+/**
+ * Headers the server derives itself (deprecation from the spec, ETag from the answer's bytes,
+ * rate limits from the limiter); handlers never set them.
+ */
+type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'ETag' | 'RateLimit' | 'RateLimit-Policy';
 
 type DeclaredHeaders<R> = R extends { headers: infer H }
   ? { [K in keyof H as string extends K ? never : K extends ServerHeaders ? never : K]: H[K] }

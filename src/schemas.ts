@@ -11,6 +11,9 @@ export type Pet = Schemas['Pet'];
 export type PetStatus = Schemas['PetStatus'];
 export type ErrorBody = Schemas['Error'];
 export type ErrorCode = Schemas['ErrorCode'];
+/** The Error body of the responses added in 1.1.0 (409, 422, 429), with codes of its own (spec: LimitError). */
+export type LimitErrorBody = Schemas['LimitError'];
+export type LimitErrorCode = Schemas['LimitErrorCode'];
 
 /**
  * A body the database already serialised (a page of pets as `json_group_array`/`json_agg`): sent
@@ -24,4 +27,8 @@ export class JsonText<T> {
 
 export function errorBody(status: number, code: ErrorCode, message: string, details?: ErrorBody['details']): ErrorBody {
   return details && details.length > 0 ? { code, message, status, details } : { code, message, status };
+}
+
+export function limitErrorBody(status: number, code: LimitErrorCode, message: string): LimitErrorBody {
+  return { code, message, status };
 }

@@ -132,11 +132,11 @@ describe('what the preflight and the exposed headers are derived from', () => {
   it('the allowed request headers: Authorization, Content-Type, X-Request-Id and every header the contract lets a client send', () => {
     const backend = createOpenApiBackend(spec, basePathOf(spec));
     backend.init();
-    // If-None-Match: the header parameter of the conditional reads (listPets, getPet).
-    expect(requestHeadersOf(backend)).toEqual(['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match']);
+    // If-None-Match: the header parameter of the conditional reads (listPets, getPet); Idempotency-Key: createPet's.
+    expect(requestHeadersOf(backend)).toEqual(['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'Idempotency-Key']);
     const wider = createOpenApiBackend(extended(), basePathOf(spec));
     wider.init();
-    expect(requestHeadersOf(wider)).toEqual(['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'X-Tenant', 'X-Partner-Key']);
+    expect(requestHeadersOf(wider)).toEqual(['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'X-Tenant', 'Idempotency-Key', 'X-Partner-Key']);
   });
 
   it('the exposed response headers: the server\'s own and every response header any operation declares', () => {

@@ -87,7 +87,7 @@ describe('unexpected failures', () => {
       document,
       handlers,
       deps: { pets: failing, cursors: createCursorCodec('test'), basePath: '/v1' },
-      keys: { check: (token) => (token === 'ask_' + 'k'.repeat(43) ? 'valid' : 'invalid') },
+      keys: { check: (token) => (token === 'ask_' + 'k'.repeat(43) ? { caller: 'k' } : 'invalid') },
       ping: () => Promise.reject(failure),
       logger: createLogger('info', { write: (line: string) => logs.push(line) }),
       validateResponses: true,

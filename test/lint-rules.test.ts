@@ -98,6 +98,14 @@ describe('redocly.yaml rules', () => {
       names: ['getPet', 'bearerApiKey'],
     },
     {
+      name: 'd2. getPet (secured by the root security) without its 429 response',
+      rule: 'animal-store/operation-429-response',
+      pointer: '#/paths/~1pets~1{petId}/get/responses',
+      from: "        '429':\n          $ref: '#/components/responses/TooManyRequests'\n        '500':\n          $ref: '#/components/responses/InternalError'\n        default:\n          $ref: '#/components/responses/UnexpectedError'\ncomponents:\n",
+      to: "        '500':\n          $ref: '#/components/responses/InternalError'\n        default:\n          $ref: '#/components/responses/UnexpectedError'\ncomponents:\n",
+      names: ['getPet', 'bearerApiKey', 'TooManyRequests'],
+    },
+    {
       name: 'e. a request example whose categoryId is "two"',
       rule: 'no-invalid-media-type-examples',
       pointer: '#/paths/~1pets/post/requestBody/content/application~1json/examples/minimal/value/categoryId',
@@ -208,6 +216,8 @@ describe('redocly.yaml rules', () => {
         "          $ref: '#/components/responses/Unauthorized'",
         "        '404':",
         "          $ref: '#/components/responses/NotFound'",
+        "        '429':",
+        "          $ref: '#/components/responses/TooManyRequests'",
         "        '500':",
         "          $ref: '#/components/responses/InternalError'",
         '        default:',

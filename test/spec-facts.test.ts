@@ -256,7 +256,11 @@ describe('§4 responses', () => {
     expect(Object.keys(operation(operationId).responses as Json).filter((s) => s.startsWith('2'))).toEqual(documented);
   });
 
-  it('§2, §5 every error response (4xx, 5xx, default) of every operation is an application/json Error', () => {
+  // 1.1.0's responses (409, 422, 429) have the same fields under a schema of their own, so that
+  // the codes of 1.0.0's responses stay exactly what 1.0.0 promised (spec: LimitError).
+  const LIMIT_STATUSES = ['409', '422', '429'];
+
+  it('§2, §5 every error response (4xx, 5xx, default) of every operation is an application/json Error (LimitError for 409, 422, 429)', () => {
     const seen: string[] = [];
     for (const { operationId, op } of allOperations) {
       for (const [status, raw] of Object.entries(op.responses as Json)) {
@@ -264,7 +268,7 @@ describe('§4 responses', () => {
         const r = deref(raw);
         seen.push(`${operationId} ${status}`);
         expect(Object.keys(r.content as Json), `${operationId} ${status}`).toEqual(['application/json']);
-        expect(r.content['application/json'].schema, `${operationId} ${status}`).toEqual({ $ref: schemaRef('Error') });
+        expect(r.content['application/json'].schema, `${operationId} ${status}`).toEqual({ $ref: schemaRef(LIMIT_STATUSES.includes(status) ? 'LimitError' : 'Error') });
       }
     }
     // The walk did visit the documented error responses.

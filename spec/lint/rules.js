@@ -402,27 +402,40 @@ function SecuritySchemeSupported() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. A 401 on every operation that needs an API key.
+// 5. A 401 and a 429 on every operation that needs an API key.
 
-function Operation401Response() {
-  return {
-    Root: {
-      enter(root, ctx) {
-        forEachOperation(root, ctx, ({ operation, location, label }) => {
-          const security = operation.security ?? root.security ?? [];
-          // `security: []` (or only `{}`, anonymous access) is public: nothing can answer 401.
-          const schemes = Array.isArray(security) ? security.filter(isObject).flatMap((requirement) => Object.keys(requirement)) : [];
-          if (schemes.length === 0) return;
-          if (isObject(operation.responses) && operation.responses['401'] !== undefined) return;
-          ctx.report({
-            message: `${label} requires an API key (security: ${[...new Set(schemes)].join(', ')}) but declares no 401 response: every secured operation answers 401 with an Error body when the API key is missing or invalid.`,
-            location: isObject(operation.responses) ? location.child(['responses']) : location.key(),
+/**
+ * A rule that every operation needing an API key declares `status`: the server answers it for
+ * any such operation (401: no valid key; 429: over the key's rate limit), and the response
+ * check in test and dev refuses a status the operation does not declare.
+ */
+function securedOperationDeclares(status, why) {
+  return function SecuredOperationResponse() {
+    return {
+      Root: {
+        enter(root, ctx) {
+          forEachOperation(root, ctx, ({ operation, location, label }) => {
+            const security = operation.security ?? root.security ?? [];
+            // `security: []` (or only `{}`, anonymous access) is public: no key, so neither a 401 nor a per-key rate limit.
+            const schemes = Array.isArray(security) ? security.filter(isObject).flatMap((requirement) => Object.keys(requirement)) : [];
+            if (schemes.length === 0) return;
+            if (isObject(operation.responses) && operation.responses[status] !== undefined) return;
+            ctx.report({
+              message: `${label} requires an API key (security: ${[...new Set(schemes)].join(', ')}) but declares no ${status} response: ${why}`,
+              location: isObject(operation.responses) ? location.child(['responses']) : location.key(),
+            });
           });
-        });
+        },
       },
-    },
+    };
   };
 }
+
+const Operation401Response = securedOperationDeclares('401', 'every secured operation answers 401 with an Error body when the API key is missing or invalid.');
+const Operation429Response = securedOperationDeclares(
+  '429',
+  "every secured operation answers 429 with a LimitError body when its API key is over the rate limit (add `'429': $ref: '#/components/responses/TooManyRequests'`).",
+);
 
 export default function animalStorePlugin() {
   return {
@@ -434,6 +447,7 @@ export default function animalStorePlugin() {
         'parameter-parseable': ParameterParseable,
         'security-scheme-supported': SecuritySchemeSupported,
         'operation-401-response': Operation401Response,
+        'operation-429-response': Operation429Response,
       },
     },
   };

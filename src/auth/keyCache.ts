@@ -1,6 +1,10 @@
 import { hashApiKey, isWellFormedApiKey } from './apiKey.js';
 
-export type KeyVerdict = 'valid' | 'invalid' | 'unavailable';
+/**
+ * A key check's answer: the caller, for a valid key (an opaque id of the key, the SHA-256 the key
+ * store keeps, never the key: what idempotency records and rate limits are kept per), or why not.
+ */
+export type KeyVerdict = { caller: string } | 'invalid' | 'unavailable';
 
 /** Where the active keys come from: the API key store (../store/apiKeys.ts), which the server hands in. */
 export interface ActiveKeySource {
@@ -69,6 +73,7 @@ export class KeyCache {
   check(token: string | undefined): KeyVerdict {
     if (token === undefined || !isWellFormedApiKey(token)) return 'invalid';
     if (Date.now() - this.loadedAt > this.options.maxStaleMs) return 'unavailable';
-    return this.active.has(hashApiKey(token)) ? 'valid' : 'invalid';
+    const hash = hashApiKey(token);
+    return this.active.has(hash) ? { caller: hash } : 'invalid';
   }
 }

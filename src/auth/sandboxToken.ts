@@ -11,6 +11,6 @@ export const SANDBOX_TOKEN = 'sandbox';
  */
 export const sandboxToken = {
   check(token: string | undefined): KeyVerdict {
-    return token === SANDBOX_TOKEN ? 'valid' : 'invalid';
+    return token === SANDBOX_TOKEN ? { caller: SANDBOX_TOKEN } : 'invalid';
   },
 };

@@ -17,7 +17,7 @@ import type { OpenApiDocument } from '../spec.js';
 import { drain, readJsonBody, type BodyRefusal } from './body.js';
 import type { Exchange } from './exchange.js';
 import type { Responder } from './respond.js';
-import { registerSecurityHandlers, unauthorizedAnswer, type KeyChecker } from './security.js';
+import { callerOf, registerSecurityHandlers, unauthorizedAnswer, type KeyChecker } from './security.js';
 import { detailsOf, summariseDetails } from './validation.js';
 
 type Result = { status: number; body: unknown; headers?: Record<string, string> | undefined };
@@ -31,6 +31,7 @@ interface HandlerRequestParts {
   header: Record<string, unknown>;
   cookie: Record<string, unknown>;
   body: unknown;
+  caller: string | undefined;
 }
 
 export interface ApiOptions {
@@ -118,6 +119,7 @@ export function createApi(options: ApiOptions): Api {
         header: declaredParameters(operation, 'header', request.headers),
         cookie: declaredParameters(operation, 'cookie', request.cookies),
         body: request.requestBody,
+        caller: exchange.caller,
       },
       options.deps,
       );
@@ -161,6 +163,7 @@ export function createApi(options: ApiOptions): Api {
       // an Error only), so the exchange takes its operation only past this point.
       if (security?.authorized === false && (context.operation.security ?? []).length > 0) return;
       exchange.operationId = context.operation.operationId;
+      exchange.caller = callerOf(context);
       if (exchange.body === 'none') return;
       const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
       if (!requestBody) {

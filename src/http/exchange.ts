@@ -33,6 +33,8 @@ export interface Exchange {
   operationId: string | undefined;
   /** Where the request body stands: whether the answer must still drain it. */
   body: BodyState;
+  /** Who is calling, once the key check has passed (../auth/keyCache.ts, KeyVerdict); undefined before, or on a public operation. */
+  caller: string | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -55,7 +57,7 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, logger:
   const started = logged ? process.hrtime.bigint() : 0n;
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !incoming.includes(API_KEY_PREFIX) ? incoming : randomUUID();
-  const exchange: Exchange = { req, res, requestId, operationId: undefined, body: hasBody(req) ? 'unread' : 'none' };
+  const exchange: Exchange = { req, res, requestId, operationId: undefined, body: hasBody(req) ? 'unread' : 'none', caller: undefined };
   for (const [name, value] of SECURITY_HEADER_LIST) res.setHeader(name, value);
   res.setHeader('X-Request-Id', requestId);
   if (logged) {

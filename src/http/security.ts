@@ -17,6 +17,8 @@ export interface KeyChecker {
 /** What a scheme's handler reports: openapi-backend treats a truthy `error` as failed auth. */
 interface SchemeResult {
   error?: 'missing' | 'invalid' | 'unavailable';
+  /** For a valid key: who is calling (../auth/keyCache.ts, KeyVerdict). */
+  caller?: string;
 }
 
 type Scheme = { type?: string; scheme?: string; in?: string; name?: string };
@@ -56,9 +58,17 @@ export function registerSecurityHandlers(backend: OpenAPIBackend, document: Open
       const token = read(context.request.headers as Record<string, unknown>);
       if (token === undefined) return { error: 'missing' };
       const verdict = keys.check(token);
-      return verdict === 'valid' ? {} : { error: verdict };
+      return typeof verdict === 'object' ? { caller: verdict.caller } : { error: verdict };
     });
   }
+}
+
+/** The caller a satisfied scheme reported, or undefined when none did (a public operation). */
+export function callerOf(context: Context): string | undefined {
+  for (const result of Object.values((context.security ?? {}) as Record<string, SchemeResult | boolean | undefined>)) {
+    if (typeof result === 'object' && result !== null && result.caller !== undefined) return result.caller;
+  }
+  return undefined;
 }
 
 /**
