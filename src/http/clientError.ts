@@ -3,8 +3,8 @@
  * a slow client timed out, bytes that are not HTTP/1.1) with the same Error body and security
  * headers as every other error, instead of Node's bare status line.
  *
- * The codes are the contract's own (its version is fixed at 1.0.0 and its code list is closed),
- * each described there for these statuses: 400 `validation_failed`, 408 `service_unavailable`
+ * The codes are the contract's own `ErrorCode`s (1.0.0's, which every version keeps), each
+ * described there for these statuses: 400 `validation_failed`, 408 `service_unavailable`
  * (retry), 431 `payload_too_large`.
  */
 import type { Server, ServerResponse } from 'node:http';
