@@ -38,6 +38,20 @@ export interface Config {
   metricsPort?: number | undefined;
   /** METRICS_HOST: the metrics listener's address, 127.0.0.1 by default (only with METRICS_PORT). */
   metricsHost?: string | undefined;
+  /**
+   * RATE_LIMIT, RATE_LIMIT_WINDOW_S, REDIS_URL: requests per API key per window. Undefined (RATE_LIMIT
+   * unset or empty, the default): no limits, no headers, nothing loaded, no cost per request.
+   */
+  rateLimit?: RateLimitConfig | undefined;
+}
+
+export interface RateLimitConfig {
+  /** Requests each API key may make per window. */
+  quota: number;
+  /** The window, in seconds: it starts with a key's first counted request. */
+  windowS: number;
+  /** redis:// or rediss:// to share the counters between instances; undefined: this instance's memory. */
+  redisUrl: string | undefined;
 }
 
 /** `*` (any origin) or the exact origins allowed. */
@@ -138,6 +152,48 @@ function readMetrics(env: Env, port: number): { metricsPort?: number; metricsHos
   return { metricsPort, metricsHost: readHost(env, 'METRICS_HOST') };
 }
 
+/** The most the RateLimit headers' patterns (10 digits) and the memory counters comfortably hold. */
+const MAX_RATE_LIMIT = 1_000_000_000;
+/** A day: longer windows are a quota, not a rate limit. */
+const MAX_RATE_LIMIT_WINDOW_S = 86_400;
+
+/** REDIS_URL: checked like DATABASE_URL, so a typo stops the start rather than failing open for ever. */
+function readRedisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('REDIS_URL must be a redis:// (or rediss://) URL, e.g. "redis://127.0.0.1:6379"');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError(`REDIS_URL must be a redis:// (or rediss://) URL; got a ${url.protocol} URL`);
+  }
+  if (url.hostname === '') throw new ConfigError('REDIS_URL names no host; write it as redis://host:port, e.g. "redis://127.0.0.1:6379"');
+  return raw;
+}
+
+/**
+ * RATE_LIMIT (requests per key per window), RATE_LIMIT_WINDOW_S (default 60) and REDIS_URL: off
+ * unless RATE_LIMIT is set, so existing deployments and load tests see no change.
+ * RATE_LIMIT_WINDOW_S alone is refused (it would look like limits were on). REDIS_URL alone is
+ * checked but unused: the environment may set it for other tools (CI exports it for every test).
+ */
+function readRateLimit(env: Env): RateLimitConfig | undefined {
+  const redisUrl = readRedisUrl(env);
+  if (env.RATE_LIMIT === undefined || env.RATE_LIMIT === '') {
+    if (env.RATE_LIMIT_WINDOW_S !== undefined && env.RATE_LIMIT_WINDOW_S !== '') {
+      throw new ConfigError('RATE_LIMIT_WINDOW_S is set but RATE_LIMIT is not: set RATE_LIMIT (requests per key per window) to limit rates, or unset RATE_LIMIT_WINDOW_S');
+    }
+    return undefined;
+  }
+  if (/^0+$/.test(env.RATE_LIMIT)) throw new ConfigError('RATE_LIMIT=0 would refuse every request: unset RATE_LIMIT (or leave it empty) to turn rate limits off');
+  const quota = readInteger(env, 'RATE_LIMIT', 0, 1, MAX_RATE_LIMIT);
+  const windowS = readInteger(env, 'RATE_LIMIT_WINDOW_S', 60, 1, MAX_RATE_LIMIT_WINDOW_S);
+  return { quota, windowS, redisUrl };
+}
+
 /** Reads and checks the environment; a bad value is an error naming the variable. */
 export function loadConfig(env: Env = process.env): Config {
   const mode = readOneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
@@ -162,5 +218,6 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs,
     corsOrigins: readCorsOrigins(env),
     ...readMetrics(env, port),
+    rateLimit: readRateLimit(env),
   };
 }

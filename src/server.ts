@@ -9,6 +9,7 @@ import { createCursorCodec } from './cursor.js';
 import { createApp, type App } from './http/app.js';
 import { listenHttp, type HttpListener } from './http/listen.js';
 import type { Metrics } from './http/metrics.js';
+import type { RateLimiter } from './http/rateLimit.js';
 import type { ContractViolation } from './http/responseChecker.js';
 import type { KeyChecker } from './http/security.js';
 import type { Logger } from './logger.js';
@@ -85,6 +86,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     metrics = createMetrics({ dialect: database.dialect, poolCounts: database.poolCounts, keysLoadedAt: () => keyCache.lastLoadedAt() });
   }
 
+  // Rate limits only with RATE_LIMIT: the limiter (and ioredis, with REDIS_URL) is loaded then and only then.
+  let rateLimit: RateLimiter | undefined;
+  if (config.rateLimit !== undefined) {
+    const { createRateLimiter } = await import('./http/rateLimit.js');
+    rateLimit = await createRateLimiter({ config: config.rateLimit, logger, onFailOpen: metrics?.countRateLimitFailOpen });
+  }
+
   const basePath = basePathOf(document);
   const { app, violations } = createApp({
     document,
@@ -97,6 +105,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     docsFile: docsPath,
     corsOrigins: config.corsOrigins,
     metrics,
+    rateLimit,
   });
 
   const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
@@ -107,6 +116,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       metricsServer = await listenHttp(metrics.listener, { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1', headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
     } catch (error) {
       await httpServer.close();
+      await rateLimit?.close();
       keyCache.stopRefreshing();
       if (!options.database) await database.close();
       throw error;
@@ -118,6 +128,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     (closing ??= (async () => {
       // The metrics listener closes alongside the API's (both let their in-flight requests finish).
       await Promise.all([httpServer.close(), metricsServer?.close()]);
+      await rateLimit?.close();
       keyCache.stopRefreshing();
       if (!options.database) await database.close();
     })());

@@ -16,6 +16,7 @@ import type { HandlerDeps, Handlers } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
 import { drain, readJsonBody, type BodyRefusal } from './body.js';
 import type { Exchange } from './exchange.js';
+import type { RateLimiter } from './rateLimit.js';
 import type { Responder } from './respond.js';
 import { callerOf, registerSecurityHandlers, unauthorizedAnswer, type KeyChecker } from './security.js';
 import { detailsOf, summariseDetails } from './validation.js';
@@ -43,6 +44,8 @@ export interface ApiOptions {
   responder: Responder;
   /** The API's base path (`/v1`), openapi-backend's apiRoot. */
   basePath: string;
+  /** RATE_LIMIT set: each request with a valid key is counted (./rateLimit.ts); undefined: no limits, no cost. */
+  rateLimit?: Pick<RateLimiter, 'consume'> | undefined;
 }
 
 export interface Api {
@@ -56,7 +59,13 @@ export interface Api {
 
 /** A request answered before its handler: thrown out of openapi-backend's request pipeline. */
 class Refusal {
-  constructor(readonly answer: BodyRefusal | { status: 400; code: 'validation_failed'; message: string; details: Detail[] } | undefined) {}
+  constructor(
+    readonly answer:
+      | BodyRefusal
+      | { status: 400; code: 'validation_failed'; message: string; details: Detail[] }
+      | { status: 429; code: 'rate_limited'; message: string; headers: Record<string, string> }
+      | undefined,
+  ) {}
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -98,8 +107,22 @@ function declaredParameters(operation: Operation, where: 'header' | 'cookie', va
   return picked;
 }
 
+/**
+ * Counts the request against its caller's rate limit. The RateLimit headers are set on the
+ * response itself, so every answer from here on carries them (the handler's, a 400, a 413, a
+ * 500); over the limit, the request is refused with a 429 and its body drained unread.
+ */
+async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange: Exchange, caller: string): Promise<void> {
+  const verdict = await rateLimit.consume(caller);
+  const { headers } = verdict;
+  if (headers !== undefined) for (const name in headers) exchange.res.setHeader(name, headers[name] as string);
+  if (verdict.allowed) return;
+  if (exchange.body === 'unread') drain(exchange);
+  throw new Refusal({ status: 429, code: 'rate_limited', message: verdict.message, headers: { 'Retry-After': String(verdict.retryAfterS) } });
+}
+
 export function createApi(options: ApiOptions): Api {
-  const { backend, responder } = options;
+  const { backend, responder, rateLimit } = options;
   const handlerMap = options.handlers as unknown as Record<string, AnyHandler>;
   const conditional = conditionalOperations(backend);
 
@@ -164,6 +187,9 @@ export function createApi(options: ApiOptions): Api {
       if (security?.authorized === false && (context.operation.security ?? []).length > 0) return;
       exchange.operationId = context.operation.operationId;
       exchange.caller = callerOf(context);
+      // Only a caller with a valid key is counted (a 401 was answered above); before the body, so
+      // a refused request costs no body parsing.
+      if (rateLimit !== undefined && exchange.caller !== undefined) await checkRateLimit(rateLimit, exchange, exchange.caller);
       if (exchange.body === 'none') return;
       const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
       if (!requestBody) {
@@ -218,7 +244,7 @@ export function createApi(options: ApiOptions): Api {
           }
           const answer = error.answer;
           if (!answer) return; // the client went away mid-body
-          responder.sendError(exchange, answer.status, answer.code, answer.message, { details: 'details' in answer ? answer.details : undefined });
+          responder.sendError(exchange, answer.status, answer.code, answer.message, { details: 'details' in answer ? answer.details : undefined, headers: 'headers' in answer ? answer.headers : undefined });
         },
       );
     },

@@ -19,6 +19,7 @@ import { createCors } from './cors.js';
 import { deprecationHeaders } from './deprecation.js';
 import { beginExchange, type Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
+import type { RateLimiter } from './rateLimit.js';
 import { createResponder, writeJson } from './respond.js';
 import { ResponseChecker, type ContractViolation } from './responseChecker.js';
 import { createOpenApiBackend } from './validation.js';
@@ -39,6 +40,8 @@ export interface AppOptions {
   corsOrigins?: CorsOrigins | undefined;
   /** METRICS_PORT set: counts and times every request (./metrics.ts); undefined: nothing per request. */
   metrics?: Pick<Metrics, 'track'> | undefined;
+  /** RATE_LIMIT set: requests with a valid key are counted per key (./rateLimit.ts); undefined: no limits, nothing per request. */
+  rateLimit?: Pick<RateLimiter, 'consume'> | undefined;
 }
 
 export interface App {
@@ -64,7 +67,7 @@ export function createApp(options: AppOptions): App {
   }
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
   const responder = createResponder(checker, deprecationHeaders(operationsOf(document)), logger);
-  const api = createApi({ backend, basePath, document, handlers: options.handlers, deps: options.deps, keys: options.keys, responder });
+  const api = createApi({ backend, basePath, document, handlers: options.handlers, deps: options.deps, keys: options.keys, responder, rateLimit: options.rateLimit });
 
   const cors = options.corsOrigins === undefined ? undefined : createCors({ origins: options.corsOrigins, backend, serves: api.serves, allowedMethods: api.allowedMethods });
 

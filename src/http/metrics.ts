@@ -12,6 +12,7 @@
  * - the database pool (PostgreSQL: total, idle, waiting; SQLite has no pool: `db_info` says which);
  * - the size of each group commit (src/store/batcher.ts);
  * - the age of the API key cache (seconds since its last successful reload);
+ * - requests served without a rate-limit check because the counter store failed (./rateLimit.ts);
  * - prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, handles).
  *
  * Cost on the request path: two clock reads, one 'finish' listener, and at the finish a few
@@ -51,6 +52,8 @@ export interface Metrics {
   track(exchange: Exchange, lane: Lane, operation: string | undefined): void;
   /** One group commit of `size` creates. */
   observeBatch(size: number): void;
+  /** One request served without a rate-limit check: the counter store (Redis) failed (./rateLimit.ts fails open). */
+  countRateLimitFailOpen(): void;
   /** The metrics listener's request handler: GET (or HEAD) /metrics, anything else a 404 or 405. */
   listener: RequestListener;
 }
@@ -155,6 +158,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
   });
 
+  // Only incremented while Redis fails, so prom-client's own counter costs nothing on a healthy request.
+  const failOpen = new Counter({
+    name: 'animal_store_rate_limit_fail_open_total',
+    help: 'Requests served without a rate-limit check because the counter store (Redis) failed: rate limits fail open.',
+    registers: [registry],
+  });
+
   function seriesFor(lane: Lane, operation: string): Series {
     let byOperation = series.get(lane);
     if (!byOperation) series.set(lane, (byOperation = new Map()));
@@ -202,6 +212,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     observeBatch(size) {
       batches.observe(size);
+    },
+    countRateLimitFailOpen() {
+      failOpen.inc();
     },
     listener,
   };

@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
-import { errorBody, JsonText, type ErrorBody, type ErrorCode } from '../schemas.js';
+import { errorBody, JsonText, limitErrorBody, type ErrorBody, type ErrorCode, type LimitErrorCode } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
 import type { Exchange } from './exchange.js';
@@ -38,6 +38,36 @@ function merged(a: Readonly<Record<string, string>>, b: Readonly<Record<string, 
   return all;
 }
 
+/**
+ * The codes of the spec's LimitError body (409, 422, 429: added in 1.1.0 with their own enum, so
+ * 1.0.0's Error codes stay exactly as released). Typed as a record of every LimitErrorCode: a code
+ * added to the spec is a compile error here until it is listed.
+ */
+const LIMIT_ERROR_CODES: Readonly<Record<LimitErrorCode, true>> = { idempotency_key_in_use: true, idempotency_key_reused: true, rate_limited: true };
+
+function isLimitErrorCode(code: ErrorCode | LimitErrorCode): code is LimitErrorCode {
+  return Object.hasOwn(LIMIT_ERROR_CODES, code);
+}
+
+/**
+ * Headers the server sets on the response itself before the answer is known (./api.ts: the rate
+ * limit's, on every response after the check) rather than passing them here: the contract check
+ * sees them too.
+ */
+const SET_AHEAD = ['RateLimit', 'RateLimit-Policy'] as const;
+
+/** The headers the contract check judges: those passed in, plus those already set on the response (SET_AHEAD). */
+function checkedHeaders(res: ServerResponse, headers: Record<string, string>): Record<string, string> {
+  let all = headers;
+  for (const name of SET_AHEAD) {
+    const value = res.getHeader(name);
+    if (typeof value !== 'string') continue;
+    if (all === headers) all = { ...headers };
+    all[name] = value;
+  }
+  return all;
+}
+
 export interface Responder {
   /** Sends a body through the contract check of the exchange's operation; a violation turns it into a 500. */
   send(exchange: Exchange, status: number, body: unknown, headers?: Record<string, string>): void;
@@ -49,7 +79,8 @@ export interface Responder {
    * `headers` are the handler's, in an object of the caller's own: the ETag is added to it.
    */
   sendTagged(exchange: Exchange, body: unknown, headers: Record<string, string>, ifNoneMatch: string | undefined): void;
-  sendError(exchange: Exchange, status: number, code: ErrorCode, message: string, options?: { details?: ErrorBody['details']; headers?: Record<string, string> }): void;
+  /** An Error body; a LimitErrorCode (409, 422, 429 of 1.1.0) sends the spec's LimitError, which has no `details`. */
+  sendError(exchange: Exchange, status: number, code: ErrorCode | LimitErrorCode, message: string, options?: { details?: ErrorBody['details']; headers?: Record<string, string> }): void;
   /** A thrown error: 503 when the database is unavailable, otherwise a logged 500. */
   sendFailure(exchange: Exchange, error: unknown): void;
 }
@@ -62,7 +93,7 @@ export function createResponder(checker: ResponseChecker, deprecations: Readonly
     const all = deprecation ? merged(headers, deprecation) : headers;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
-      if (checker.check(operationId, status, body, all, request)) {
+      if (checker.check(operationId, status, body, checkedHeaders(exchange.res, all), request)) {
         writeJson(exchange.res, 500, errorBody(500, 'internal_error', 'The server produced a response that breaks its contract.'));
         return;
       }
@@ -79,7 +110,8 @@ export function createResponder(checker: ResponseChecker, deprecations: Readonly
     else deliver(exchange, 200, new JsonText(text), headers, REVALIDATE);
   };
   const sendError: Responder['sendError'] = (exchange, status, code, message, options = {}) => {
-    send(exchange, status, errorBody(status, code, message, options.details), options.headers);
+    const body = isLimitErrorCode(code) ? limitErrorBody(status, code, message) : errorBody(status, code, message, options.details);
+    send(exchange, status, body, options.headers);
   };
   return {
     send,
