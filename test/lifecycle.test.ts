@@ -146,6 +146,11 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
       expect(npm.output()).toMatch(/"msg":"stopped"/);
       // The server exited with npm, not after it: no process of the group remains (an orphaned
       // server would still be in it, reparented to init), and its port can be taken again.
+      // Polled for a moment: npm's own helpers may take a few milliseconds to go after npm has
+      // exited (seen: the check failed at once and passed 10 ms later), where an orphaned server
+      // would stay for good.
+      const settled = Date.now() + 3_000;
+      while (groupAlive() && Date.now() < settled) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(groupAlive(), `a process of npm start's group is still running:\n${npm.output()}`).toBe(false);
       const { hostname, port } = new URL(base);
       await new Promise<void>((resolve, reject) => {
