@@ -17,6 +17,7 @@ import { docsPath } from './paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
+import { startIdempotencyPurge } from './store/idempotencyPurge.js';
 import { createPetStore } from './store/pets.js';
 import { readSecret } from './store/secrets.js';
 
@@ -123,6 +124,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     }
   }
 
+  const purge = startIdempotencyPurge(database.db, {
+    onPurged: (count) => logger.info({ count }, 'purged Idempotency-Key records past their retention'),
+    onError: (error) => logger.warn({ err: error }, 'could not purge old Idempotency-Key records'),
+  });
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -130,6 +136,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await Promise.all([httpServer.close(), metricsServer?.close()]);
       await rateLimit?.close();
       keyCache.stopRefreshing();
+      await purge.stop();
       if (!options.database) await database.close();
     })());
 

@@ -161,7 +161,7 @@ function storeNickname(copy: ProjectCopy): void {
     return edits.reduce((current, [find, replacement, what]) => replaceOnce(current, find, replacement, `src/store/pets.ts (${what})`), text);
   });
   copy.edit('handlers/createPet.ts', (text) =>
-    replaceOnce(text, 'status: body.status });', 'status: body.status, ...(body.nickname === undefined ? {} : { nickname: body.nickname }) });', 'handlers/createPet.ts (pets.create)'),
+    replaceOnce(text, 'status: body.status }, once);', 'status: body.status, ...(body.nickname === undefined ? {} : { nickname: body.nickname }) }, once);', 'handlers/createPet.ts (pets.create)'),
   );
 }
 

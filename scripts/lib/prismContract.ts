@@ -58,7 +58,7 @@ function requirePlainDecimal(document: OpenApiDocument): void {
 }
 
 /**
- * The contract as `prism mock` serves it: base path in the paths, plus four changes that keep
+ * The contract as `prism mock` serves it: base path in the paths, plus five changes that keep
  * the mock's answers inside the contract and, for numerals, like the real server's.
  *
  * - No `Link` header: Prism would send the example `Link` on every page, so a client following
@@ -69,6 +69,8 @@ function requirePlainDecimal(document: OpenApiDocument): void {
  *   (`@1795219200`), as the real server does.
  * - Numeric parameters in plain decimal only (requirePlainDecimal): `?limit=05`, `/pets/01`,
  *   `+1`, `1.0`, `1e1`, `0x1` are 400s, as on the real server, not read as numbers.
+ * - No `Idempotent-Replayed` header: Prism would send its example (`true`) on every 201, marking
+ *   each create a replay; without it every create looks like a first one, as it is on the mock.
  * - No 422: Prism answers every invalid request with the operation's 422 when it declares one
  *   (prism-http's mocker prefers 422 over 400), so createPet's 422 (an Idempotency-Key reused
  *   with another body, which a mock that stores nothing can never detect) would replace each 400.
@@ -83,7 +85,10 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
       for (const response of Object.values(op.responses ?? {})) {
         if (typeof response === 'object' && response !== null && 'headers' in response) {
           const headers = (response as { headers?: Record<string, unknown> }).headers;
-          if (headers) delete headers.Link;
+          if (headers) {
+            delete headers.Link;
+            delete headers['Idempotent-Replayed'];
+          }
         }
       }
     }
@@ -131,6 +136,8 @@ export const MOCK_DIFFERENCES = {
     'An Accept header that excludes application/json (Accept: text/html) gets 406 with a problem+json body. The server ignores Accept and answers JSON.',
   'prism-conditional-ignored':
     'If-None-Match is ignored: GET /v1/pets and /v1/pets/{petId} answer 200 with their example and the example ETag, even when If-None-Match is that ETag or *, and the ETag never changes. The server computes the ETag from each answer and answers 304 with no body when If-None-Match matches it.',
+  'prism-idempotency-ignored':
+    'Idempotency-Key is not remembered: every create answers the example 201 without Idempotent-Replayed, whatever the key and body, never a 422 ("Prefer: code=409" gets the 409 example). The server adds the animal once per key and answers a retry with the first 201 and Idempotent-Replayed: true, and the same key with another body with 422.',
 } as const;
 
 export type MockDifference = keyof typeof MOCK_DIFFERENCES;

@@ -31,6 +31,7 @@ export class KeyCache {
   private loadedAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
 
   constructor(
     private readonly store: ActiveKeySource,
@@ -51,9 +52,22 @@ export class KeyCache {
     this.timer = undefined;
   }
 
-  /** Reloads now; concurrent callers share one query. */
+  /**
+   * Reloads now. A caller arriving while a reload is under way gets the next one, which starts
+   * when the current one ends: the current one may have read the keys before the caller's change
+   * (a key just created). Callers arriving meanwhile share that next reload.
+   */
   refresh(): Promise<void> {
-    this.refreshing ??= this.store
+    if (this.refreshing) {
+      this.next ??= this.refreshing
+        .catch(() => undefined)
+        .then(() => {
+          this.next = undefined;
+          return this.refresh();
+        });
+      return this.next;
+    }
+    this.refreshing = this.store
       .activeHashes()
       .then((hashes) => {
         this.active = new Set(hashes);

@@ -43,6 +43,22 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
         await sql`insert into server_secrets (name, value) values ('cursor', ${secret})`.execute(db);
       },
     },
+    '0004_idempotency_keys': {
+      async up(db: Kysely<unknown>) {
+        // The primary key is the backstop of exactly-once: two requests with one key can never both record it.
+        await sql`create table idempotency_keys (
+          caller text not null,
+          idempotency_key text not null,
+          fingerprint text not null,
+          pet_id ${bigint} not null,
+          response_body text not null,
+          created_at text not null,
+          primary key (caller, idempotency_key)
+        )`.execute(db);
+        // The purge deletes by age.
+        await sql`create index idempotency_keys_created_at on idempotency_keys (created_at)`.execute(db);
+      },
+    },
   };
 }
 

@@ -2,9 +2,10 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { JsonText, type Pet, type PetStatus } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { createBatcher } from './batcher.js';
+import { createKeyRecords, fingerprintOf, KeyRecordedMeanwhile, slotOf, type Claim, type NewKeyRecord } from './idempotencyKeys.js';
 import { prepare, type Executor } from './prepared.js';
 import type { Database, Dialect } from './schema.js';
-import type { ListPetsQuery, NewPetRecord, PetPage, PetStore } from './types.js';
+import type { CreateOutcome, ListPetsQuery, NewPetRecord, PetPage, PetStore } from './types.js';
 
 type PetRow = Pick<Selectable<Database['pets']>, 'id' | 'name' | 'category_id' | 'status'>;
 
@@ -58,27 +59,70 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect, onBatch?:
     });
   const pages = { all: preparePageQuery(false, false), after: preparePageQuery(false, true), status: preparePageQuery(true, false), statusAfter: preparePageQuery(true, true) };
 
+  // A create with an Idempotency-Key looks its key up and records it in the transaction that
+  // inserts its pet, so the pet and the record commit together or not at all. Creates without a
+  // key run their inserts alone, as before keys existed (./idempotencyKeys.ts runs nothing for them).
+  const keys = createKeyRecords(db, dialect);
+  type Item = { pet: NewPetRecord; claim?: Claim };
+  const writeItems = async (on: Executor, items: readonly Item[], createdAt: string): Promise<CreateOutcome[]> => {
+    const found = await keys.lookUp(on, items.map((item) => item.claim));
+    const outcomes: CreateOutcome[] = [];
+    const records: NewKeyRecord[] = [];
+    for (const [i, { pet, claim }] of items.entries()) {
+      const prior = found[i];
+      if (claim === undefined || prior === undefined || prior === 'none') {
+        const created = toPet(await insertOne(on, pet, createdAt));
+        // The body exactly as the 201 sends it (the responder's JSON.stringify of the same object).
+        if (claim) records.push({ claim, petId: created.id, responseBody: JSON.stringify(created) });
+        outcomes.push({ outcome: 'created', pet: created });
+      } else if (prior === 'held') {
+        outcomes.push({ outcome: 'idempotency_key_in_use' });
+      } else {
+        outcomes.push(prior.fingerprint === claim.fingerprint ? { outcome: 'replayed', petId: prior.petId, body: new JsonText<Pet>(prior.responseBody) } : { outcome: 'idempotency_key_reused' });
+      }
+    }
+    await keys.record(on, records, createdAt);
+    return outcomes;
+  };
+  const writeOne = async (item: Item, createdAt: string): Promise<CreateOutcome> => {
+    if (!item.claim) return (await writeItems(db, [item], createdAt))[0] as CreateOutcome;
+    try {
+      return (await db.transaction().execute((trx) => writeItems(trx, [item], createdAt)))[0] as CreateOutcome;
+    } catch (error) {
+      // Someone recorded the key after we looked: answer as to a request still in flight; its retry gets the replay.
+      if (error instanceof KeyRecordedMeanwhile) return { outcome: 'idempotency_key_in_use' };
+      throw error;
+    }
+  };
+
   // Group commit: creates that arrive while a commit is under way share the next one, so N
   // concurrent creates cost one transaction and one fsync instead of N.
-  const inserts = createBatcher<NewPetRecord, PetRow>({
+  const inserts = createBatcher<Item, CreateOutcome>({
     maxBatch: 256,
     ...(onBatch ? { onBatch } : {}),
-    writeBatch: (pets) =>
-      db.transaction().execute(async (trx) => {
-        const createdAt = new Date().toISOString();
-        const rows: PetRow[] = [];
-        for (const pet of pets) rows.push(await insertOne(trx, pet, createdAt));
-        return rows;
-      }),
-    // A batch that failed for another reason is retried one by one: one bad row fails only its own request.
-    writeOne: (pet) => insertOne(db, pet, new Date().toISOString()),
+    writeBatch: (items) => db.transaction().execute((trx) => writeItems(trx, items, new Date().toISOString())),
+    // A batch that failed for another reason (KeyRecordedMeanwhile included) is retried one by
+    // one: one bad row fails only its own request, and a key's retry sees the record that beat it.
+    writeOne: (item) => writeOne(item, new Date().toISOString()),
     // When the database is down, retrying each item would only hammer it: all of them fail alike.
     retryOneByOne: (error) => !isDatabaseUnavailable(error),
   });
 
+  // Keys whose request is being served by this instance: a second request with one gets a 409
+  // at once, without a query. (Other instances: the advisory lock in ./idempotencyKeys.ts.)
+  const inFlight = new Set<string>();
+
   return {
-    async create(pet) {
-      return toPet(await inserts.add(pet));
+    async create(pet, once) {
+      if (once === undefined) return inserts.add({ pet });
+      const slot = slotOf(once);
+      if (inFlight.has(slot)) return { outcome: 'idempotency_key_in_use' };
+      inFlight.add(slot);
+      try {
+        return await inserts.add({ pet, claim: { caller: once.caller, key: once.key, fingerprint: fingerprintOf(pet) } });
+      } finally {
+        inFlight.delete(slot);
+      }
     },
 
     async get(id) {

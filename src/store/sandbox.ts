@@ -1,7 +1,7 @@
 /**
  * The sandbox's throwaway store (scripts/sandbox.ts): puts the seed animals back, with the ids
- * they have in the contract's examples, after deleting every animal. SQLite only: the sandbox
- * never runs on PostgreSQL (it refuses DATABASE_URL).
+ * they have in the contract's examples, after deleting every animal and every Idempotency-Key
+ * record. SQLite only: the sandbox never runs on PostgreSQL (it refuses DATABASE_URL).
  */
 import { sql } from 'kysely';
 import type { Pet } from '../schemas.js';
@@ -16,7 +16,7 @@ export interface SandboxSeeds {
 }
 
 export interface SandboxStore {
-  /** Deletes every animal and stores the seeds again; ids of later creates continue after the seeds'. Returns the animals stored. */
+  /** Deletes every animal and Idempotency-Key record and stores the seeds again; ids of later creates continue after the seeds'. Returns the animals stored. */
   reset(): Promise<number>;
 }
 
@@ -28,6 +28,8 @@ export function createSandboxStore(database: DatabaseHandle, seeds: SandboxSeeds
       db.transaction().execute(async (trx) => {
         const createdAt = new Date().toISOString();
         await trx.deleteFrom('pets').execute();
+        // A key recorded before the reset would replay a pet that no longer exists.
+        await trx.deleteFrom('idempotency_keys').execute();
         // Ids start again from the seeds: AUTOINCREMENT keeps its high-water mark in sqlite_sequence.
         await sql`delete from sqlite_sequence where name = 'pets'`.execute(trx);
         for (const pet of seeds.pets) {

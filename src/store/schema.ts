@@ -20,6 +20,18 @@ export interface Database {
     created_at: string;
     revoked_at: string | null;
   };
+  idempotency_keys: {
+    /** Whose key: the caller id of the API key that sent it (HandlerRequest.caller). */
+    caller: string;
+    /** The `Idempotency-Key` value exactly as sent. */
+    idempotency_key: string;
+    /** SHA-256 of the request's record (./idempotencyKeys.ts), to tell a retry from a reuse. */
+    fingerprint: string;
+    pet_id: number;
+    /** The first 201's body as sent, so a replay is that response even if the pet changes later. */
+    response_body: string;
+    created_at: string;
+  };
   server_secrets: {
     name: string;
     /** Random bytes, base64url; shared by every instance on this database. */

@@ -12,6 +12,7 @@
  * contract (the difference is gone: drop it), when it departs in another way, and when it
  * crashes, where `it.fails` passed on any failure. A known difference no check names fails too.
  */
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { nextLink } from '../../client/index.js';
 import { createConformance, type ObservedResponse, type OperationId } from './conformance.js';
@@ -342,6 +343,15 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
       // A create changes nothing the mock answers, the tag included.
       await createPet({ name: 'Tagged', categoryId: 2 });
       expect((await expectStatus('listPets', 200, '/pets')).headers.get('etag')).toBe(etag);
+    },
+    'prism-idempotency-ignored': async () => {
+      // Two creates with one key and different bodies: both the example 201, neither marked a replay, no 422.
+      const key = randomUUID();
+      for (const categoryId of [2, 3]) {
+        const exchange = await expectStatus('createPet', 201, '/pets', { method: 'POST', body: JSON.stringify({ name: 'Once', categoryId }), headers: { 'Idempotency-Key': key } });
+        expect(exchange.json, exchange.request).toEqual(exampleOf('createPet', '201'));
+        expect(exchange.headers.get('idempotent-replayed'), exchange.request).toBeNull();
+      }
     },
     'prism-accept-not-json': async () => {
       for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
@@ -675,6 +685,44 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
       check('an error answers as without If-None-Match: a missing pet is 404 even for *, with no ETag', { stateful: true, difference: 'prism-get-example' }, async () => {
         const exchange = await expectStatus('getPet', 404, '/pets/987654321', { headers: { 'If-None-Match': '*' } });
         expect(exchange.headers.get('etag')).toBeNull();
+      });
+    });
+
+    describe('exactly-once creates: Idempotency-Key (createPet)', () => {
+      const post = (body: Record<string, unknown>, key: string) => ({ method: 'POST', body: JSON.stringify(body), headers: { 'Idempotency-Key': key } });
+
+      check('201 with a key; the same key and body again is the same 201 (id, body, Location) with Idempotent-Replayed: true, and adds nothing', { stateful: true, difference: 'prism-idempotency-ignored' }, async () => {
+        const key = `"${randomUUID()}"`;
+        const name = `Once ${key}`;
+        const first = await expectStatus('createPet', 201, '/pets', post({ name, categoryId: 2 }, key));
+        expect(first.headers.get('idempotent-replayed')).toBeNull();
+        // The same animal after the spec's default: the body is compared by value, defaults applied.
+        const again = await expectStatus('createPet', 201, '/pets', post({ status: 'available', categoryId: 2, name }, key));
+        expect(again.text).toBe(first.text);
+        expect(again.headers.get('location')).toBe(first.headers.get('location'));
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        const id = (first.json as { id: number }).id;
+        const next = await createPet({ name: `After ${key}`, categoryId: 2 });
+        // Nothing was added by the replay: the next animal is the next id after any other creates, and the first is unchanged.
+        expect((next.json as { id: number }).id).toBeGreaterThan(id);
+        expect((await expectStatus('getPet', 200, `/pets/${id}`)).json).toEqual(first.json);
+      });
+
+      check('the same key with another body: 422 idempotency_key_reused, and nothing is added', { stateful: true, difference: 'prism-idempotency-ignored' }, async () => {
+        const key = randomUUID();
+        const first = await expectStatus('createPet', 201, '/pets', post({ name: 'Reused', categoryId: 2 }, key));
+        const other = await expectStatus('createPet', 422, '/pets', post({ name: 'Reused', categoryId: 3 }, key));
+        expect(field(other.json, 'code')).toBe('idempotency_key_reused');
+        // The key still replays its own animal.
+        const again = await expectStatus('createPet', 201, '/pets', post({ name: 'Reused', categoryId: 2 }, key));
+        expect(again.json).toEqual(first.json);
+      });
+
+      check('400 validation_failed Error for an Idempotency-Key outside 1 to 255 visible ASCII characters', {}, async () => {
+        for (const key of ['has space', 'k'.repeat(256)]) {
+          const exchange = await expectStatus('createPet', 400, '/pets', post({ name: 'Rex', categoryId: 3 }, key));
+          expect(field(exchange.json, 'code'), key).toBe('validation_failed');
+        }
       });
     });
   });

@@ -11,20 +11,31 @@
  *   - A key created in the shared database works on both instances; once revoked, both refuse it
  *     within the key refresh interval (KEY_REFRESH_MS) plus one reload; the observed times are
  *     printed.
+ *   - Exactly once across instances: each create is sent with the same Idempotency-Key to both
+ *     instances at the same moment (a 409 is retried on the other instance after its Retry-After):
+ *     each intended pet is stored once, exactly one answer per key is a first create, and both
+ *     instances then replay the same id.
  *
  * PostgreSQL only: skipped when DATABASE_URL is not set.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { Agent } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nextLink, type NewPet, type Pet, type PetStatus } from '../../client/index.js';
 import { openPostgres, type DatabaseHandle } from '../../src/store/database.js';
 import { createApiKeyStore } from '../../src/store/apiKeys.js';
-import { isPetAsSent, listAllPets, send } from './support/http.js';
+import { isPetAsSent, listAllPets, send, type HttpResponse } from './support/http.js';
 import { seededRandom } from './support/random.js';
 import { killAll, postgresStore, startServerProcess, stopServer, type ServerProcess } from './support/server.js';
 
 const CREATES = 1_000;
+/** Creates sent to both instances at once with one Idempotency-Key each. */
+const KEYED_CREATES = 300;
+/** Keys in flight at once (each on both instances). */
+const KEYED_IN_FLIGHT = 32;
+/** Bounds on retrying one keyed create after 409s. */
+const MAX_TRIES = 20;
 /** Requests in flight at once, over both instances. */
 const IN_FLIGHT = 64;
 /** Each instance reloads its keys this often (passed to both; it is also the default). */
@@ -72,6 +83,38 @@ async function msUntilStatus(base: string, key: string, status: number, since: n
     await new Promise((resolve) => setTimeout(resolve, KEY_POLL_MS));
   }
   return undefined;
+}
+
+/** One keyed create's answer: the pet, whether it was a replay, and which instances it took. */
+interface KeyedAnswer {
+  pet: Pet;
+  replayed: boolean;
+  /** Instances asked, in order ('A', 'B'), 409s included. */
+  path: string;
+}
+
+/**
+ * Posts `body` with `idempotencyKey` to `instances[first]` until a 201, each retry after a 409
+ * going to the other instance once the Retry-After has passed. Throws on anything else.
+ */
+async function createOnce(instances: readonly [ServerProcess, ServerProcess], first: 0 | 1, key: string, body: NewPet, idempotencyKey: string, agents: readonly Agent[]): Promise<KeyedAnswer> {
+  let which = first;
+  let path = '';
+  for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+    path += which === 0 ? 'A' : 'B';
+    const response: HttpResponse = await send(`${instances[which].base}/pets`, { method: 'POST', key, body, agent: agents[which], timeoutMs: 30_000, headers: { 'Idempotency-Key': idempotencyKey } });
+    if (response.status === 409) {
+      await sleep(1_000 * Number(response.headers['retry-after'] ?? 1));
+      which = which === 0 ? 1 : 0;
+      continue;
+    }
+    const pet = JSON.parse(response.text) as unknown;
+    if (response.status !== 201 || !isPetAsSent(pet, body) || response.headers.location !== `/v1/pets/${pet.id}`) {
+      throw new Error(`POST ${JSON.stringify(body)} (Idempotency-Key ${idempotencyKey}) to ${path.at(-1)} → ${response.status} ${response.text.slice(0, 300)}`);
+    }
+    return { pet, replayed: response.headers['idempotent-replayed'] === 'true', path };
+  }
+  throw new Error(`POST ${JSON.stringify(body)} (Idempotency-Key ${idempotencyKey}): still 409 after ${MAX_TRIES} tries (${path})`);
 }
 
 /** Every pet through `server`, checked against what was acknowledged: each once, in id order, unchanged, nothing else. */
@@ -210,6 +253,79 @@ describe.skipIf(!postgresUrl)(`scale-out: two instances on one PostgreSQL databa
       for (const agent of agents) agent.destroy();
       await killAll();
       await direct?.close();
+      await store.dispose();
+    }
+  });
+
+  it(`${KEYED_CREATES} creates, each sent with one Idempotency-Key to both instances at once, are stored once and replay the same id on both`, async () => {
+    if (!postgresUrl) return;
+    const store = await postgresStore(postgresUrl, 'scaleout_once');
+    const agents = [new Agent({ keepAlive: true, maxSockets: KEYED_IN_FLIGHT }), new Agent({ keepAlive: true, maxSockets: KEYED_IN_FLIGHT })];
+    try {
+      const a = await startServerProcess(store);
+      const b = await startServerProcess(store);
+      const key = a.bootstrapKey;
+      expect(key, `the first start printed no bootstrap key:\n${a.proc.output()}`).toBeDefined();
+      if (key === undefined) return;
+      const instances = [a, b] as const;
+      const bodies = Array.from({ length: KEYED_CREATES }, (_, i) => ({ ...newPet(i), name: `scale-out once #${i}` }));
+      const keyOf = (i: number) => `scale-out-once-${i}`;
+
+      // Both instances get each key at the same moment; a 409 moves to the other instance.
+      const answers: KeyedAnswer[][] = [];
+      const problems: string[] = [];
+      await pooled(KEYED_CREATES, KEYED_IN_FLIGHT, async (i) => {
+        const body = bodies[i] as NewPet;
+        try {
+          answers[i] = await Promise.all([createOnce(instances, 0, key, body, keyOf(i), agents), createOnce(instances, 1, key, body, keyOf(i), agents)]);
+        } catch (error) {
+          problems.push(String(error));
+        }
+      });
+      expect(problems, 'keyed creates not answered 201 with the pet that was sent').toEqual([]);
+      const disagreeing = answers.filter((pair) => new Set(pair.map((answer) => answer.pet.id)).size !== 1);
+      expect(disagreeing.map((pair) => pair.map((x) => `${x.path}: ${x.pet.id}`).join(' / ')), 'keys whose two answers carry different ids').toEqual([]);
+      const notOneFirst = answers.filter((pair) => pair.filter((answer) => !answer.replayed).length !== 1);
+      expect(notOneFirst.map((pair) => pair.map((x) => `${x.path}: ${x.pet.id}${x.replayed ? ' (replayed)' : ''}`).join(' / ')), 'keys without exactly one first create').toEqual([]);
+      const inUse = answers.flat().reduce((n, answer) => n + answer.path.length - 1, 0);
+      const crossed = answers.flat().filter((answer) => answer.path.length > 1).length;
+
+      // Asked again, both instances replay the id every key got.
+      const replayProblems: string[] = [];
+      await pooled(KEYED_CREATES, KEYED_IN_FLIGHT, async (i) => {
+        const id = answers[i]?.[0]?.pet.id;
+        for (const [which, server] of instances.entries()) {
+          const response = await send(`${server.base}/pets`, { method: 'POST', key, body: bodies[i], agent: agents[which], headers: { 'Idempotency-Key': keyOf(i) } });
+          const pet = JSON.parse(response.text) as { id?: unknown };
+          if (response.status !== 201 || response.headers['idempotent-replayed'] !== 'true' || pet.id !== id) {
+            replayProblems.push(`key ${keyOf(i)} on ${which === 0 ? 'A' : 'B'}: ${response.status} ${String(response.headers['idempotent-replayed'])} ${response.text.slice(0, 200)} (expected id ${String(id)})`);
+          }
+        }
+      });
+      expect(replayProblems, 'replays that were not the id the key got').toEqual([]);
+
+      // Each intended pet exactly once in the shared store, whichever instance lists it.
+      const listed = await listAllPets(b.base, key);
+      const copies = new Map<string, number>();
+      for (const pet of listed) copies.set(pet.name, (copies.get(pet.name) ?? 0) + 1);
+      const lost = bodies.filter((body) => !copies.has(body.name)).length;
+      const duplicated = [...copies.values()].reduce((n, c) => n + c - 1, 0);
+      const stored = bodies.filter((body) => copies.has(body.name)).length;
+      expect({ stored, duplicated, lost, listed: listed.length }).toEqual({ stored: KEYED_CREATES, duplicated: 0, lost: 0, listed: KEYED_CREATES });
+
+      for (const server of instances) {
+        const exit = await stopServer(server);
+        expect(exit.code, `an instance did not exit 0 on SIGTERM:\n${server.proc.output().slice(-3000)}`).toBe(0);
+      }
+      const firstOnA = answers.filter((pair) => pair.some((x) => !x.replayed && x.path.endsWith('A'))).length;
+      console.info(
+        `exactly-once creates (two instances, postgres): intended ${KEYED_CREATES}, stored ${stored}, duplicated ${duplicated}, lost ${lost}; ` +
+          `each key sent to A and B at once: first creates ${firstOnA} on A + ${KEYED_CREATES - firstOnA} on B, ${inUse} 409s (${crossed} answers came after moving to the other instance), ` +
+          `every other answer a replay of the same id; then all ${KEYED_CREATES} keys replayed the same id on both instances`,
+      );
+    } finally {
+      for (const agent of agents) agent.destroy();
+      await killAll();
       await store.dispose();
     }
   });

@@ -33,12 +33,14 @@ export interface RequestOptions {
   body?: unknown;
   agent?: Agent;
   timeoutMs?: number;
+  /** More request headers (an Idempotency-Key, say). */
+  headers?: Record<string, string>;
 }
 
 /** One request; `url` is absolute. */
 export function send(url: string, options: RequestOptions = {}): Promise<HttpResponse> {
   const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   if (payload) {
     headers['content-type'] = 'application/json';
