@@ -270,6 +270,8 @@ export interface components {
         /** @description An unexpected failure of the service; retrying may help. */
         InternalError: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -325,6 +327,8 @@ export interface components {
          */
         UnexpectedError: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -413,14 +417,15 @@ export interface components {
         /**
          * @description The rate limit that applies to your API key (IETF draft "RateLimit header fields
          *     for HTTP"): the policy's name, its quota `q` of requests, and its window `w` in
-         *     seconds. Present only when the service limits rates.
+         *     seconds. Present only when the service limits rates and counted this request (it
+         *     serves without counting while its counter store is unreachable).
          * @example "per-key";q=100;w=60
          */
         "RateLimit-Policy": string;
         /**
          * @description What is left of your API key's quota: the requests `r` remaining in the current
          *     window and the seconds `t` until it resets. Present only when the service limits
-         *     rates.
+         *     rates and counted this request.
          * @example "per-key";r=42;t=17
          */
         RateLimit: string;
