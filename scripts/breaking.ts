@@ -1,9 +1,9 @@
 /**
  * `tsx scripts/breaking.ts` (part of `npm run lint`): the breaking-change gate. The contract may
  * grow, never break: this fails with one `BREAKING:` line per break when spec/openapi.yaml would
- * break a client written against the newest released contract in spec/released/ (how to freeze
- * one: README, "Releasing the contract and breaking changes"). A deliberate break needs a new
- * major version of the API (a /v2 contract); this gate has no switch to let one through.
+ * break a client written against any released contract of its major version in spec/released/
+ * (how to freeze one: README, "Releasing the contract and breaking changes"). A deliberate break
+ * needs a new major version of the API (a /v2 contract); this gate has no switch to let one through.
  *
  * api-smart-diff finds and judges every change, with its rules corrected where they misjudge our
  * clients (scripts/lib/breakingRules.ts). Both documents are dereferenced first, so each change
@@ -22,11 +22,12 @@ import { breakingChangeRules } from './lib/breakingRules.js';
 const HELP = `Usage: tsx scripts/breaking.ts [--spec <file>] [--against <file>] [--verbose]
 
 Fails (exit 1) with one BREAKING line per change of the contract that would break an existing
-client: compares the working spec with the newest released contract in spec/released/.
+client: compares the working spec with each released contract of the newest major version in
+spec/released/ (a client of 1.0.0 must keep working, not only one of the newest release).
 
   --spec <file>      the working spec, YAML or JSON (default: spec/openapi.yaml)
-  --against <file>   the contract to stay compatible with (default: the newest
-                     spec/released/<x.y.z>.json, by version)
+  --against <file>   the one contract to stay compatible with (default: every
+                     spec/released/<x.y.z>.json of the newest major, by version)
   --verbose          also list the compatible changes
   --help             show this text
 
@@ -39,7 +40,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function parseArgs(argv: string[]): { spec: string; against: string; verbose: boolean } {
+function parseArgs(argv: string[]): { spec: string; against: string[]; verbose: boolean } {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(HELP);
     process.exit(0);
@@ -53,7 +54,7 @@ function parseArgs(argv: string[]): { spec: string; against: string; verbose: bo
       i += 1;
     } else fail(`Unknown or incomplete argument: ${arg}\n\n${HELP}`);
   }
-  return { ...args, against: args.against || newestRelease() };
+  return { ...args, against: args.against ? [args.against] : releasesOfNewestMajor() };
 }
 
 const rel = (file: string) => {
@@ -63,15 +64,17 @@ const rel = (file: string) => {
 
 const versionOf = (name: string) => /^(\d+)\.(\d+)\.(\d+)\.json$/.exec(name)?.slice(1).map(Number);
 
-/** The newest spec/released/<major>.<minor>.<patch>.json, by version (not by name or date). */
-function newestRelease(): string {
+/** Every spec/released/<major>.<minor>.<patch>.json of the newest major version, oldest first (by version, not by name or date). */
+function releasesOfNewestMajor(): string[] {
   const files = existsSync(releasedDir) ? readdirSync(releasedDir).filter((f) => versionOf(f)) : [];
-  const newest = files.sort((a, b) => {
+  const sorted = files.sort((a, b) => {
     const [x, y] = [versionOf(a) ?? [], versionOf(b) ?? []];
     return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
-  }).at(-1);
+  });
+  const newest = sorted.at(-1);
   if (!newest) fail(`No released contract in ${rel(releasedDir)}/ (expected <x.y.z>.json files)`);
-  return join(releasedDir, newest);
+  const major = versionOf(newest)![0];
+  return sorted.filter((f) => versionOf(f)![0] === major).map((f) => join(releasedDir, f));
 }
 
 /**
@@ -110,25 +113,42 @@ function linesOf(diffs: Diff[], prefix: string): string[] {
 }
 
 const args = parseArgs(process.argv.slice(2));
-let diffs: Diff[] = [];
-try {
-  const [before, after] = await Promise.all([load(args.against), load(args.spec)]);
-  // Components are judged where they are used; only security schemes matter on their own.
-  diffs = apiCompare(before, after, { rules: breakingChangeRules() }).diffs.filter((d) => d.path[0] !== 'components' || d.path[1] === 'securitySchemes');
-} catch (error) {
-  fail(`Comparing ${rel(args.spec)} with ${rel(args.against)} failed: ${error instanceof Error ? error.message : String(error)}`);
+const spec = await load(args.spec).catch((error: unknown) => fail(`Reading ${rel(args.spec)} failed: ${error instanceof Error ? error.message : String(error)}`));
+
+/** The changes from one released contract to the working spec, judged. */
+async function compareWith(against: string): Promise<Diff[]> {
+  try {
+    const before = await load(against);
+    // Components are judged where they are used; only security schemes matter on their own.
+    return apiCompare(before, spec, { rules: breakingChangeRules() }).diffs.filter((d) => d.path[0] !== 'components' || d.path[1] === 'securitySchemes');
+  } catch (error) {
+    return fail(`Comparing ${rel(args.spec)} with ${rel(against)} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
-const lines = linesOf(diffs.filter((d) => d.type === 'breaking'), 'BREAKING: ');
-const compatible = linesOf(diffs.filter((d) => d.type !== 'breaking' && d.type !== 'annotation'), 'compatible: ');
-if (args.verbose && compatible.length > 0) console.log(compatible.join('\n'));
-if (lines.length > 0) {
-  console.error(lines.join('\n'));
+// Each release of the major version is checked, not only the newest: a client written against
+// 1.0.0 was promised 1.0.0's contract, whatever a later release added (ErrorCode became
+// extensible in 1.1.0, so only clients of 1.1.0 and later were told its values may grow).
+const breaking = new Map<string, string[]>();
+let failed = false;
+for (const against of args.against) {
+  const diffs = await compareWith(against);
+  const lines = linesOf(diffs.filter((d) => d.type === 'breaking'), 'BREAKING: ');
+  const compatible = linesOf(diffs.filter((d) => d.type !== 'breaking' && d.type !== 'annotation'), 'compatible: ');
+  if (args.verbose && compatible.length > 0) console.log(compatible.join('\n'));
+  for (const line of lines) breaking.set(line, [...(breaking.get(line) ?? []), rel(against)]);
+  if (lines.length > 0) failed = true;
+  else {
+    const others = compatible.length;
+    console.log(`No breaking change in ${rel(args.spec)} against ${rel(against)}${others ? ` (${others} compatible change${others === 1 ? '' : 's'})` : ''}.`);
+  }
+}
+if (failed) {
+  const releases = [...new Set([...breaking.values()].flat())];
+  console.error([...breaking.keys()].join('\n'));
   console.error(
-    `\n${lines.length} breaking change${lines.length === 1 ? '' : 's'} in ${rel(args.spec)} against the released contract ${rel(args.against)}.` +
+    `\n${breaking.size} breaking change${breaking.size === 1 ? '' : 's'} in ${rel(args.spec)} against the released contract${releases.length === 1 ? '' : 's'} ${releases.join(', ')}.` +
       '\nMake the change additive (optional, new, wider), or keep the old form next to the new one.',
   );
   process.exit(1);
 }
-const others = compatible.length;
-console.log(`No breaking change in ${rel(args.spec)} against ${rel(args.against)}${others ? ` (${others} compatible change${others === 1 ? '' : 's'})` : ''}.`);

@@ -12,13 +12,13 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isNode, isSeq, parseDocument, type Document } from 'yaml';
+import { isNode, isSeq, parse, parseDocument, type Document } from 'yaml';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const original = readFileSync(join(root, 'spec', 'openapi.yaml'), 'utf8');
@@ -552,11 +552,24 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     expect(result.stdout).toMatch(/^No breaking change in .+ against .+\.\n$/);
   });
 
-  it('passes the working spec/openapi.yaml against the newest spec/released/ contract (what npm run lint runs)', async () => {
+  it('passes the working spec/openapi.yaml against every spec/released/ contract of its major version (what npm run lint runs)', async () => {
     const result = await results.get('default')!;
     expect(result.breaking).toEqual([]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^No breaking change in spec\/openapi\.yaml against spec\/released\/\d+\.\d+\.\d+\.json/);
+    const major = /^(\d+)\./.exec(String((parse(original) as { info: { version: string } }).info.version))![1];
+    const releases = readdirSync(join(root, 'spec', 'released')).filter((f) => f.startsWith(`${major}.`) && f.endsWith('.json'));
+    expect(releases.length).toBeGreaterThan(1);
+    for (const release of releases) expect(result.stdout).toContain(`No breaking change in spec/openapi.yaml against spec/released/${release}`);
+  });
+
+  it('holds a later release to every earlier one: a new ErrorCode passes against 1.1.0, which marks it extensible, and fails by default, because 1.0.0 did not', async () => {
+    const mutated = file('a new ErrorCode against each release');
+    writeFileSync(mutated, mutate([append([...ERROR_CODES, 'enum'], 'rate_limited')]));
+    const [newest, every] = await Promise.all([gate(['--spec', mutated, '--against', join(root, 'spec', 'released', '1.1.0.json')]), gate(['--spec', mutated])]);
+    expect(newest.code, newest.stderr).toBe(0);
+    expect(every.code, every.stdout).toBe(1);
+    expect(every.breaking.length).toBeGreaterThan(0);
+    expect(every.stderr).toContain('against the released contract spec/released/1.0.0.json.');
   });
 
   it('documents --spec and --against in --help, and refuses an unknown argument', async () => {
