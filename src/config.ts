@@ -81,18 +81,23 @@ function readOneOf<T extends string>(env: Env, name: string, allowed: readonly T
   return raw as T;
 }
 
-function readDatabaseUrl(env: Env): string | undefined {
-  const raw = env.DATABASE_URL;
+/**
+ * A URL setting (DATABASE_URL, REDIS_URL) of one of `protocols`: checked at start, so a typo stops
+ * the start instead of failing later (for ever, where the feature fails open).
+ */
+function readUrl(env: Env, name: string, protocols: readonly string[], example: string): string | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
+  const [first, ...others] = protocols.map((p) => `${p}//`);
+  const kinds = others.length > 0 ? `${first} (or ${others.join(', ')})` : `${first}`;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+    throw new ConfigError(`${name} must be a ${kinds} URL, e.g. "${example}"`);
   }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must be a postgres:// URL; got a ${url.protocol} URL`);
-  }
+  if (!protocols.includes(url.protocol)) throw new ConfigError(`${name} must be a ${kinds} URL; got a ${url.protocol} URL`);
+  if (url.hostname === '' && name === 'REDIS_URL') throw new ConfigError(`${name} names no host; write it as ${protocols[0]}//host:port, e.g. "${example}"`);
   return raw;
 }
 
@@ -157,23 +162,6 @@ const MAX_RATE_LIMIT = 1_000_000_000;
 /** A day: longer windows are a quota, not a rate limit. */
 const MAX_RATE_LIMIT_WINDOW_S = 86_400;
 
-/** REDIS_URL: checked like DATABASE_URL, so a typo stops the start rather than failing open for ever. */
-function readRedisUrl(env: Env): string | undefined {
-  const raw = env.REDIS_URL;
-  if (raw === undefined || raw === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('REDIS_URL must be a redis:// (or rediss://) URL, e.g. "redis://127.0.0.1:6379"');
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new ConfigError(`REDIS_URL must be a redis:// (or rediss://) URL; got a ${url.protocol} URL`);
-  }
-  if (url.hostname === '') throw new ConfigError('REDIS_URL names no host; write it as redis://host:port, e.g. "redis://127.0.0.1:6379"');
-  return raw;
-}
-
 /**
  * RATE_LIMIT (requests per key per window), RATE_LIMIT_WINDOW_S (default 60) and REDIS_URL: off
  * unless RATE_LIMIT is set, so existing deployments and load tests see no change.
@@ -181,7 +169,7 @@ function readRedisUrl(env: Env): string | undefined {
  * checked but unused: the environment may set it for other tools (CI exports it for every test).
  */
 function readRateLimit(env: Env): RateLimitConfig | undefined {
-  const redisUrl = readRedisUrl(env);
+  const redisUrl = readUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
   if (env.RATE_LIMIT === undefined || env.RATE_LIMIT === '') {
     if (env.RATE_LIMIT_WINDOW_S !== undefined && env.RATE_LIMIT_WINDOW_S !== '') {
       throw new ConfigError('RATE_LIMIT_WINDOW_S is set but RATE_LIMIT is not: set RATE_LIMIT (requests per key per window) to limit rates, or unset RATE_LIMIT_WINDOW_S');
@@ -209,7 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host,
-    databaseUrl: readDatabaseUrl(env),
+    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user@host:5432/db'),
     sqlitePath: resolve(projectRoot, env.SQLITE_PATH || 'data/animal-store.sqlite'),
     logLevel: readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     validateResponses: validate === 'true',
