@@ -284,7 +284,11 @@ export interface components {
          */
         IdempotencyKeyInUse: {
             headers: {
-                "Retry-After": components["headers"]["Retry-After"];
+                /**
+                 * @description Seconds to wait before retrying (RFC 9110 §10.2.3); the service sends 1.
+                 * @example 1
+                 */
+                "Retry-After": string;
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -311,7 +315,11 @@ export interface components {
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
-                RateLimit: components["headers"]["RateLimit"];
+                /**
+                 * @description Nothing is left of the quota (`r=0`) until the window resets in `t` seconds.
+                 * @example "per-key";r=0;t=17
+                 */
+                RateLimit?: string;
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };

@@ -58,7 +58,7 @@ function requirePlainDecimal(document: OpenApiDocument): void {
 }
 
 /**
- * The contract as `prism mock` serves it: base path in the paths, plus five changes that keep
+ * The contract as `prism mock` serves it: base path in the paths, plus six changes that keep
  * the mock's answers inside the contract and, for numerals, like the real server's.
  *
  * - No `Link` header: Prism would send the example `Link` on every page, so a client following
@@ -71,6 +71,9 @@ function requirePlainDecimal(document: OpenApiDocument): void {
  *   `+1`, `1.0`, `1e1`, `0x1` are 400s, as on the real server, not read as numbers.
  * - No `Idempotent-Replayed` header: Prism would send its example (`true`) on every 201, marking
  *   each create a replay; without it every create looks like a first one, as it is on the mock.
+ * - No `RateLimit`/`RateLimit-Policy` but on the 429: Prism would send their examples on every
+ *   answer, as if limits were on; the server, by default, sends none (`Prefer: code=429` still
+ *   shows them).
  * - No 422: Prism answers every invalid request with the operation's 422 when it declares one
  *   (prism-http's mocker prefers 422 over 400), so createPet's 422 (an Idempotency-Key reused
  *   with another body, which a mock that stores nothing can never detect) would replace each 400.
@@ -78,21 +81,25 @@ function requirePlainDecimal(document: OpenApiDocument): void {
 export function forMock(document: OpenApiDocument): OpenApiDocument {
   const copy = withBasePathInPaths(document);
   requirePlainDecimal(copy);
+  const withoutHeaders = (response: unknown, status: string) => {
+    const headers = typeof response === 'object' && response !== null && 'headers' in response ? (response as { headers?: Record<string, unknown> }).headers : undefined;
+    if (!headers) return;
+    delete headers.Link;
+    delete headers['Idempotent-Replayed'];
+    if (status !== '429') {
+      delete headers.RateLimit;
+      delete headers['RateLimit-Policy'];
+    }
+  };
   for (const item of Object.values(copy.paths ?? {})) {
     for (const op of operationsOf(item)) {
       delete op.deprecated;
       if (op.responses) delete op.responses['422'];
-      for (const response of Object.values(op.responses ?? {})) {
-        if (typeof response === 'object' && response !== null && 'headers' in response) {
-          const headers = (response as { headers?: Record<string, unknown> }).headers;
-          if (headers) {
-            delete headers.Link;
-            delete headers['Idempotent-Replayed'];
-          }
-        }
-      }
+      for (const [status, response] of Object.entries(op.responses ?? {})) withoutHeaders(response, status);
     }
   }
+  // Shared responses ($ref'd by the operations): the 429 is the only one named for its status.
+  for (const [name, response] of Object.entries(copy.components?.responses ?? {})) withoutHeaders(response, name === 'TooManyRequests' ? '429' : name);
   return copy;
 }
 
