@@ -4,6 +4,7 @@
  * ones: schema violations, malformed JSON, deep nesting, bodies around the size limit, other
  * media types, bad keys, and JSON strings in place of the object.
  */
+import { randomUUID } from 'node:crypto';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { InvalidCase, NewPetSent, ValidCreateCase } from './cases.js';
@@ -48,6 +49,11 @@ function frame(framing: Framing, body: Buffer): { headers: Header[]; body: Buffe
   }
 }
 
+let keysIssued = 0;
+const runId = randomUUID();
+/** An Idempotency-Key no other request of any run has used. */
+const freshKey = () => `${runId}-${(keysIssued += 1)}`;
+
 export function validPet(ctx: CreateContext): fc.Arbitrary<{ value: JsonValue; pet: NewPetSent }> {
   return validValue(ctx.contract, bodySchema(ctx.op)).map((value) => ({ value, pet: recordOf(value) as unknown as NewPetSent }));
 }
@@ -62,10 +68,14 @@ export function validCreateCases(ctx: CreateContext): fc.Arbitrary<ValidCreateCa
       framing: fc.constantFrom<Framing>('length', 'length', 'chunked'),
       auth: validAuth(ctx.key),
       extra: benignHeaders,
+      // Sometimes an Idempotency-Key, in the draft's quoted form or bare: a first use creates as
+      // without one. Unique per case (a counter, not the draw), so a repeated draw is no replay.
+      keyed: fc.constantFrom<'none' | 'quoted' | 'bare'>('none', 'none', 'quoted', 'bare'),
     })
-    .map(({ pet, layout: l, mediaType, framing, auth, extra }) => {
+    .map(({ pet, layout: l, mediaType, framing, auth, extra, keyed }) => {
       const framed = frame(framing, Buffer.from(serialize(pet.value, l), 'utf8'));
-      return { family: `valid (${l}, ${framing})`, pet: pet.pet, wire: post(path, [auth, ['Content-Type', mediaType], ...framed.headers, ...extra], framed.body) };
+      const key: Header[] = keyed === 'none' ? [] : [['Idempotency-Key', keyed === 'quoted' ? `"${freshKey()}"` : freshKey()]];
+      return { family: `valid (${l}, ${framing}${keyed === 'none' ? '' : ', keyed'})`, pet: pet.pet, wire: post(path, [auth, ['Content-Type', mediaType], ...framed.headers, ...key, ...extra], framed.body) };
     });
 }
 
@@ -208,6 +218,22 @@ export function invalidCreateCases(ctx: CreateContext): fc.Arbitrary<InvalidCase
   });
   const dupAuth = fc.tuple(duplicateAuth(key), validBody).map(([headers, text]): InvalidCase => ({ family: 'duplicate Authorization', wire: post(path, [...headers, json], Buffer.from(text, 'utf8')), expect: { kind: 'any' } }));
 
+  // An Idempotency-Key outside its declared bounds (1 to 255 characters \x21-\x7E) is a 400 naming
+  // it, whatever the body: header parameters are validated before the handler runs.
+  const badIdempotencyKey = fc
+    .tuple(
+      fc.oneof(
+        fc.constantFrom('', ' ', 'has space', 'tab\tin', '\u00e9t\u00e9', 'k'.repeat(256), `"${'k'.repeat(300)}"`),
+        fc.string({ unit: fc.constantFrom(' ', '\u00a0', '\u00ff', 'a', '"'), minLength: 1, maxLength: 8 }).filter((v) => /[^\x21-\x7E]/.test(v) && v.trim() === v && v !== ''),
+      ),
+      validBody,
+    )
+    .map(([value, text]): InvalidCase => ({
+      family: 'Idempotency-Key out of bounds',
+      wire: post(path, [auth, json, ['Idempotency-Key', value]], Buffer.from(text, 'utf8')),
+      expect: { kind: 'reject', statuses: [400], code: 'validation_failed', field: { in: 'header', name: 'idempotency-key' } },
+    }));
+
   // Whatever the body, a bad key is a 401: the key is checked before the body is read.
   const anyBody = fc.oneof(schemaViolation, malformed, sized, otherMediaType, validCreateCases(ctx)).map((c) => c.wire);
 
@@ -222,6 +248,7 @@ export function invalidCreateCases(ctx: CreateContext): fc.Arbitrary<InvalidCase
     { arbitrary: bom, weight: 1 },
     { arbitrary: dupAuth, weight: 1 },
     { arbitrary: encoded, weight: 1 },
+    { arbitrary: badIdempotencyKey, weight: 1 },
     { arbitrary: unauthenticated(key, anyBody), weight: 3 },
   );
 }
