@@ -41,6 +41,8 @@ export interface CpuSnapshot {
   busy: number;
   /** … and those of interrupts (irq, softirq: much of loopback TCP), charged to none. */
   kernel: number;
+  /** Jiffies the hypervisor gave to other guests while ours wanted to run (vmstat's `st`; part of `busy`). */
+  steal: number;
   procs: Map<number, { ticks: number; comm: string }>;
   /** CPU jiffies of the main thread of the process asked for. */
   mainThread: number;
@@ -68,7 +70,7 @@ export function cpuSnapshot(mainThreadOf?: number): CpuSnapshot {
       // Gone in the meantime.
     }
   }
-  return { at: performance.now(), busy: f(0) + f(1) + f(2) + f(7), kernel: f(5) + f(6), procs, mainThread: threadTicks(mainThreadOf) };
+  return { at: performance.now(), busy: f(0) + f(1) + f(2) + f(7), kernel: f(5) + f(6), steal: f(7), procs, mainThread: threadTicks(mainThreadOf) };
 }
 
 export interface CpuUse {
@@ -84,8 +86,10 @@ export interface CpuUse {
   databasePct: number;
   /** Interrupt handling (irq, softirq), mostly our own loopback traffic. */
   kernelPct: number;
-  /** Everything else: other people's work on this machine. */
+  /** Everything else: other people's work on this machine, and steal. */
   otherPct: number;
+  /** Of which steal: the hypervisor running other guests on our cores (vmstat's `st`). */
+  stealPct: number;
   /** The busiest of those other processes, e.g. `node 38%`. */
   otherTop: string;
 }
@@ -117,6 +121,7 @@ export function cpuUse(before: CpuSnapshot, after: CpuSnapshot, serverPid: numbe
     databasePct: pct(database),
     kernelPct: pct(after.kernel - before.kernel),
     otherPct: pct(Math.max(0, after.busy - before.busy - server - bench - database)),
+    stealPct: pct(after.steal - before.steal),
     otherTop: others
       .sort((a, b) => b.ticks - a.ticks)
       .filter((o) => pct(o.ticks) >= 1)

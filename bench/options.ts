@@ -22,8 +22,12 @@ time per request, and how busy the machine was with other work. Also: cold start
 first 200 of the API, GET /v1/pets?limit=1 with a key), RSS after load, and listPets latency on a
 1,000-pet store vs a --big store (one connection, sequential).
 
-Prints markdown tables and writes bench/results.json. Budgets are reported as pass/miss, never
-enforced. Children, temp files and the PostgreSQL database are removed on exit, error or Ctrl-C.
+Prints markdown tables, then each budget of issue 11 as met or missed with its measured ratio or
+figure (never enforced), then the per-request cost of metrics (bench/metricsCost.ts) and of rate
+limiting (bench/rateLimitCost.ts), measured in process; writes bench/results.json. Children, temp
+files and the PostgreSQL database are removed on exit, error or Ctrl-C. Where a request's time
+goes: \`npx tsx bench/stages.ts\` (µs per request per stage, each store) and \`npx tsx bench/pgcost.ts\`
+(node-postgres's client CPU per query, layer by layer).
 
 Flags:
   --duration <s>      measured seconds per scenario per round (default 4; 2.5 when PostgreSQL also runs)

@@ -77,6 +77,8 @@ export interface Outcome {
   memory: Record<string, Memory>;
   scale: Scale;
   budgets: Budget[];
+  /** One line per optional feature: what turning it on costs per request (metrics, rate limiting). */
+  featureCosts: string[];
   profile: ListPetsProfile | undefined;
 }
 
@@ -84,6 +86,13 @@ function table(header: string[], rows: (string | number)[][]): string {
   const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isNaN(c) ? '–' : String(c)) : c)));
   const align = header.map((h, i) => (i === 0 ? '---' : /^(req|×|p50|p99|max|unexp|err|ms|MiB|ratio|value|run|µs|other|self|%|incl)/.test(h) ? '---:' : '---'));
   return [`| ${header.join(' | ')} |`, `| ${align.join(' | ')} |`, ...cells.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+/** The machine's load as vmstat's `st` column would show it, over every measured window of the run. */
+function stealLine(o: Outcome): string {
+  const steal = o.summaries.flatMap((s) => s.perRound.map((r) => r.cpu.stealPct));
+  const other = o.summaries.flatMap((s) => s.perRound.map((r) => r.cpu.otherPct));
+  return `Machine load during the measured windows: hypervisor steal (vmstat's \`st\`) median ${round2(median(steal))} %, max ${round2(Math.max(...steal))} %; other work (steal included) median ${round2(median(other))} %, max ${round2(Math.max(...other))} % of all cores.`;
 }
 
 function loadSection(o: Outcome): string[] {
@@ -114,7 +123,9 @@ function loadSection(o: Outcome): string[] {
     '',
     `† The server closes the connection after a 401, which autocannon mis-times (it writes a request into the closing socket and never drops it from its queue), so only req/s counts there; the mean shown is connections ÷ req/s (Little's law). The 401 rows compare with a baseline that closes too.`,
     '',
-    "`× baseline`: median over rounds of req/s ÷ the baseline's req/s in the same round. `unexpected`: responses with another status than `expect`, summed over rounds. `µs CPU/req`: the server process's CPU time per response from /proc (in brackets: its main thread alone; the rest is GC helper threads). `other load %`: the largest share of the machine (all cores) used during a round by processes that are not this benchmark, its children or PostgreSQL; above ~10 % the numbers of that row are disturbed.",
+    stealLine(o),
+    '',
+    "`× baseline`: median over rounds of req/s ÷ the baseline's req/s in the same round. `unexpected`: responses with another status than `expect`, summed over rounds. `µs CPU/req`: the server process's CPU time per response from /proc (in brackets: its main thread alone; the rest is GC helper threads). `other load %`: the largest share of the machine (all cores) used during a round by processes that are not this benchmark, its children or PostgreSQL, and by the hypervisor's steal; above ~10 % the numbers of that row are disturbed.",
   ];
 }
 
@@ -133,12 +144,18 @@ function startMemoryScaleSection(o: Outcome): string[] {
       o.scale.rows.map((r) => [r.position, `${r.smallP50Ms} (${r.smallP99Ms})`, `${r.bigP50Ms} (${r.bigP99Ms})`, `${r.ratio}×`]),
     ),
     '',
-    'Budgets (reported, never enforced):',
+    'Budgets (issue 11; reported, never enforced). `value` is the measured figure, its ratio for the throughput floors:',
     '',
     table(
       ['budget', 'target', 'value', 'result'],
-      o.budgets.map((b) => [b.budget, b.target, b.value, b.pass ? 'pass' : '**miss**']),
+      o.budgets.map((b) => [b.budget, b.target, b.value, b.pass ? 'met' : '**missed**']),
     ),
+    '',
+    `Budgets met: ${o.budgets.filter((b) => b.pass).length} of ${o.budgets.length}${o.budgets.some((b) => !b.pass) ? `; missed: ${o.budgets.filter((b) => !b.pass).map((b) => `${b.budget} (${b.target}, ${b.value})`).join('; ')}` : ''}.`,
+    '',
+    'Cost per request of the optional features, in process (no HTTP; measured after the load, on the same machine):',
+    '',
+    ...o.featureCosts.map((line) => `- ${line}`),
   ];
 }
 
@@ -198,6 +215,7 @@ export function writeResults(o: Outcome): void {
     memoryAfterLoad: o.memory,
     scale: { small: o.opts.smallPets, big: o.opts.big, seedMs: o.scale.seedMs, samplesPerBatch: o.opts.samples, positions: o.scale.rows, raw: o.scale.raw },
     budgets: o.budgets,
+    featureCosts: o.featureCosts,
     profile: o.profile ?? null,
   };
   mkdirSync(dirname(o.opts.out), { recursive: true });

@@ -9,6 +9,7 @@ import { memoryOf, type Memory } from './measure.js';
 import type { BenchOptions } from './options.js';
 import { profileListPets, type ListPetsProfile } from './profile.js';
 import { printReport, summarise, writeResults, type Outcome, type RoundResult, type ScenarioSummary } from './report.js';
+import { describeMetricsCost, measureMetricsCost } from './metricsCost.js';
 import { measureScale, type Scale } from './scale.js';
 import { BASELINES, buildScenarios, deepCursor, judgeBudgets, type Budget, type DeepCursor, type Scenario } from './scenarios.js';
 import { log, median, round2, runStarted } from './stats.js';
@@ -167,6 +168,29 @@ function budgetsOf(setup: Setup, summaries: ScenarioSummary[], memory: Record<st
   });
 }
 
+/**
+ * What METRICS_PORT and RATE_LIMIT cost per request, in this process once the servers are
+ * stopped (both measure their hook in process, against the same loop without it). Rate
+ * limiting's measurement (bench/rateLimitCost.ts) belongs to the rate limiter's module; a
+ * failure to load or run either is a note, never a failed bench.
+ */
+async function featureCosts(notes: string[]): Promise<string[]> {
+  const lines: string[] = [];
+  try {
+    lines.push(...describeMetricsCost(await measureMetricsCost()));
+  } catch (error) {
+    notes.push(`metrics cost not measured: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
+    const { measureRateLimitCost, describeRateLimitCost } = await import('./rateLimitCost.js');
+    lines.push(...describeRateLimitCost(await measureRateLimitCost()));
+  } catch (error) {
+    notes.push(`rate limit cost not measured: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  for (const line of lines) log(line);
+  return lines;
+}
+
 export async function run(opts: BenchOptions, databaseUrl: string | undefined): Promise<void> {
   const notes: string[] = [];
   log(`options: ${JSON.stringify(opts)}`);
@@ -181,6 +205,7 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
   await Promise.all([...setup.targets.map((tg) => stop(tg.server)), stop(setup.baseline)]);
   await dropDatabases();
   const scale = await measureScale(dir, command, opts);
+  const costs = await featureCosts(notes);
   const summaries = summariseAll(setup, runs, opts.connections);
   const coldStartMs = { runs: coldStarts, median: round2(median(coldStarts)) };
   const outcome: Outcome = {
@@ -200,6 +225,7 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
     memory,
     scale,
     budgets: budgetsOf(setup, summaries, memory, coldStartMs.median, scale, opts),
+    featureCosts: costs,
     profile,
   };
   printReport(outcome);

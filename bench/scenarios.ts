@@ -134,23 +134,38 @@ function budget(name: string, target: string, value: string, measured: number, l
   return { budget: name, target, value, measured, limit, pass: atLeast ? measured >= limit : measured <= limit };
 }
 
+/**
+ * Issue 11's throughput floors, as a share of the bare node:http ceiling of the same round. On
+ * PostgreSQL they are lower: its server runs on the same two cores as ours and the load
+ * generator, so each query's CPU on the database side is taken from the server's share.
+ */
+const FLOORS: Readonly<Record<string, { list: number; get: number }>> = {
+  sqlite: { list: 0.3, get: 0.5 },
+  postgres: { list: 0.15, get: 0.25 },
+};
+
+/** RSS is held to its bound on the embedded store only (issue 11: "on SQLite"); PostgreSQL's is reported, not judged. */
+const RSS_TARGETS = new Set(['sqlite']);
+
 function targetBudgets(target: string, input: BudgetInput): Budget[] {
   const ofTarget = input.summaries.filter((s) => s.target === target);
   const find = (name: string) => ofTarget.find((s) => s.scenario === name);
   const budgets: Budget[] = [];
+  const floors = FLOORS[target];
   const list = find('listPets limit=20');
-  if (list) budgets.push(budget('listPets limit=20 ≥ 0.30× baseline req/s', target, `${list.ratioToBaseline}×`, list.ratioToBaseline, 0.3, true));
-  for (const s of ofTarget.filter((x) => x.read)) {
-    budgets.push(budget(`p99 ≤ 10 ms at ${input.connections} connections: ${s.scenario}`, target, `${s.p99Ms} ms`, s.p99Ms, 10));
-  }
-  const create = find('createPet');
   const get = find('getPet (ids across store)');
+  if (floors && list) budgets.push(budget(`listPets limit=20 ≥ ${floors.list.toFixed(2)}× baseline req/s`, target, `${list.ratioToBaseline}× (${list.rps} req/s)`, list.ratioToBaseline, floors.list, true));
+  if (floors && get) budgets.push(budget(`getPet ≥ ${floors.get.toFixed(2)}× baseline req/s`, target, `${get.ratioToBaseline}× (${get.rps} req/s)`, get.ratioToBaseline, floors.get, true));
+  const create = find('createPet');
   if (create && get) {
     const ratio = round2(create.rps / get.rps);
     budgets.push(budget('createPet ≥ 0.5× getPet req/s', target, `${ratio}× (${create.rps} vs ${get.rps})`, ratio, 0.5, true));
   }
+  for (const s of ofTarget.filter((x) => x.read)) {
+    budgets.push(budget(`p99 ≤ 10 ms at ${input.connections} connections: ${s.scenario}`, target, `${s.p99Ms} ms`, s.p99Ms, 10));
+  }
   const rss = input.rssMiB[target];
-  if (rss !== undefined) budgets.push(budget('RSS after load ≤ 120 MiB', target, `${rss} MiB`, rss, 120));
+  if (rss !== undefined && RSS_TARGETS.has(target)) budgets.push(budget('RSS after load ≤ 120 MiB', target, `${rss} MiB`, rss, 120));
   return budgets;
 }
 
