@@ -50,21 +50,14 @@ function isLimitErrorCode(code: ErrorCode | LimitErrorCode): code is LimitErrorC
 }
 
 /**
- * Headers the server sets on the response itself before the answer is known (./api.ts: the rate
- * limit's, on every response after the check) rather than passing them here: the contract check
- * sees them too.
+ * The headers the contract check judges: every header already on the response (set ahead of the
+ * answer: the rate limit's in ./api.ts, CORS, the exchange's own) under the ones passed in, by
+ * lower-case name as node:http keeps them. Only in test and dev: production never copies them.
  */
-const SET_AHEAD = ['RateLimit', 'RateLimit-Policy'] as const;
-
-/** The headers the contract check judges: those passed in, plus those already set on the response (SET_AHEAD). */
 function checkedHeaders(res: ServerResponse, headers: Record<string, string>): Record<string, string> {
-  let all = headers;
-  for (const name of SET_AHEAD) {
-    const value = res.getHeader(name);
-    if (typeof value !== 'string') continue;
-    if (all === headers) all = { ...headers };
-    all[name] = value;
-  }
+  const all: Record<string, string> = {};
+  for (const name of res.getHeaderNames()) all[name] = String(res.getHeader(name));
+  for (const name in headers) all[name.toLowerCase()] = headers[name] as string;
   return all;
 }
 
