@@ -2,15 +2,14 @@
  * Fresh stores for the servers under test: a SQLite file or a PostgreSQL database of its own,
  * migrated and seeded with numbered animals, with an API key and the cursor secret read back.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import pg from 'pg';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openPostgres, openSqlite, redactUrl, type DatabaseHandle } from '../src/store/database.js';
 import type { Database } from '../src/store/schema.js';
 import { readSecret } from '../src/store/secrets.js';
+import { createScratchDatabase } from '../scripts/lib/scratchDatabase.js';
 import { trackDatabase } from './cleanup.js';
 
 export interface PreparedStore {
@@ -85,25 +84,12 @@ export async function prepareSqliteStore(dir: string, name: string, count: numbe
   return store;
 }
 
-async function onAdminDatabase(databaseUrl: string, statement: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
-  try {
-    await admin.query(statement);
-  } finally {
-    await admin.end();
-  }
-}
-
 /** A new database `animal_store_bench_<random>` on DATABASE_URL's server, dropped by cleanup. */
 export async function preparePostgresStore(databaseUrl: string, count: number): Promise<PreparedStore> {
-  const name = `animal_store_bench_${randomBytes(6).toString('hex')}`;
-  await onAdminDatabase(databaseUrl, `create database ${name}`);
-  trackDatabase(name, () => onAdminDatabase(databaseUrl, `drop database if exists ${name} with (force)`));
-  const url = new URL(databaseUrl);
-  url.pathname = `/${name}`;
-  const handle = await openPostgres({ connection: url.toString() });
+  const { name, url, drop } = await createScratchDatabase(databaseUrl, 'bench');
+  trackDatabase(name, drop);
+  const handle = await openPostgres({ connection: url });
   await seedThroughKysely(handle.db, count);
-  const store = await finishStore(handle, 'postgres', { DATABASE_URL: url.toString() });
-  return { ...store, location: `${redactUrl(url.toString())} (database ${name})` };
+  const store = await finishStore(handle, 'postgres', { DATABASE_URL: url });
+  return { ...store, location: `${redactUrl(url)} (database ${name})` };
 }

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../scripts/lib/processes.js';
 import { bundledServerArgs, ensureBundle, root, withBuildLock } from '../scripts/lib/bundle.js';
 import { SERVED_ORIGIN_PLACEHOLDER } from '../src/paths.js';
-import { createScratchDatabase } from './support/postgres.js';
+import { createScratchDatabase } from '../scripts/lib/scratchDatabase.js';
 
 interface Started {
   proc: RunningProcess;

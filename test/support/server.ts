@@ -17,7 +17,7 @@ import type { Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
-import { createScratchDatabase } from './postgres.js';
+import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
 
 export type Target = 'sqlite' | 'pglite' | 'postgres';
 

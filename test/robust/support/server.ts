@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundledServerArgs, root } from '../../../scripts/lib/bundle.js';
-import { createScratchDatabase } from '../../support/postgres.js';
+import { createScratchDatabase } from '../../../scripts/lib/scratchDatabase.js';
 import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../../scripts/lib/processes.js';
 
 export interface ServerProcess {

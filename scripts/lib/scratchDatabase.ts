@@ -1,3 +1,7 @@
+/**
+ * A throwaway PostgreSQL database on the server of an admin URL: the tests' and the bench's (both
+ * create one per run and drop it after, so runs never share data).
+ */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
