@@ -12,39 +12,29 @@ export interface ContractViolation {
   problems: string[];
 }
 
-type Json = Record<string, unknown>;
-const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null;
-
 /**
- * The schemas the contract's error responses (4xx, 5xx, default) use, as `$ref`s: `Error`, and
- * `LimitError` for 1.1.0's 409, 422 and 429. An error body, even one no operation declares (an
- * unknown path's 404), must be one of them.
+ * The schemas the contract's error responses (4xx, 5xx, default) use, from openapi-backend's
+ * dereferenced operations: `Error`, and `LimitError` for 1.1.0's 409, 422 and 429. An error
+ * body, even one no operation declares (an unknown path's 404), must be one of them.
  */
-function errorBodySchemas(document: OpenApiDocument): string[] {
-  const root = document as unknown as Json;
-  const follow = (node: unknown): unknown => {
-    if (!isJson(node) || typeof node.$ref !== 'string') return node;
-    return node.$ref.replace(/^#\//, '').split('/').reduce<unknown>((at, key) => (isJson(at) ? at[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
-  };
-  const refs = new Set<string>();
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const op of Object.values(item ?? {})) {
-      if (!isJson(op) || !isJson(op.responses)) continue;
-      for (const [status, response] of Object.entries(op.responses)) {
-        if (status !== 'default' && !/^[45]/.test(status)) continue;
-        const schema = (follow(response) as { content?: Record<string, { schema?: { $ref?: unknown } }> } | undefined)?.content?.['application/json']?.schema;
-        if (typeof schema?.$ref === 'string') refs.add(schema.$ref);
-      }
+function errorBodySchemas(backend: OpenAPIBackend): object[] {
+  const schemas = new Map<string, object>();
+  for (const operation of backend.getOperations()) {
+    const responses = (operation.responses ?? {}) as Record<string, { content?: Record<string, { schema?: object }> } | undefined>;
+    for (const [status, response] of Object.entries(responses)) {
+      const schema = response?.content?.['application/json']?.schema;
+      if ((status === 'default' || /^[45]/.test(status)) && schema) schemas.set(JSON.stringify(schema), schema);
     }
   }
-  return refs.size > 0 ? [...refs] : ['#/components/schemas/Error'];
+  return [...schemas.values()];
 }
 
 /**
  * In test and dev, checks each response against the spec before it is sent: the status is
  * declared for the operation, the body matches its schema, the declared headers are present, and
- * every error body is one of the contract's error bodies whose `status` equals the HTTP status. A mismatch is logged as an
- * error and recorded, and the caller answers 500 instead, so no test can pass over it.
+ * every error body is one of the contract's error bodies whose `status` equals the HTTP status.
+ * A mismatch is logged as an error and recorded, and the caller answers 500 instead, so no test
+ * can pass over it.
  */
 export class ResponseChecker {
   readonly violations: ContractViolation[] = [];
@@ -58,7 +48,7 @@ export class ResponseChecker {
     private readonly logger: Logger,
   ) {
     // Compiled only when checking is on: production starts without paying for it.
-    this.errorSchema = enabled ? newAjv().compile({ components: document.components, anyOf: errorBodySchemas(document).map(($ref) => ({ $ref })) }) : undefined;
+    this.errorSchema = enabled ? newAjv().compile({ anyOf: errorBodySchemas(backend) }) : undefined;
     for (const item of Object.values(document.paths ?? {})) {
       for (const op of Object.values(item ?? {})) {
         if (op && typeof op === 'object' && 'responses' in op && 'operationId' in op && typeof op.operationId === 'string') {
