@@ -81,6 +81,12 @@ function requirePlainDecimal(document: OpenApiDocument): void {
 export function forMock(document: OpenApiDocument): OpenApiDocument {
   const copy = withBasePathInPaths(document);
   requirePlainDecimal(copy);
+  const sharedResponses = (copy.components?.responses ?? {}) as Record<string, unknown>;
+  /** A response object of an operation, a shared one (`#/components/responses/<name>`) followed. */
+  const resolved = (response: unknown): unknown => {
+    const ref = typeof response === 'object' && response !== null && '$ref' in response ? (response as { $ref: unknown }).$ref : undefined;
+    return typeof ref === 'string' && ref.startsWith('#/components/responses/') ? sharedResponses[ref.slice('#/components/responses/'.length)] : response;
+  };
   const withoutHeaders = (response: unknown, status: string) => {
     const headers = typeof response === 'object' && response !== null && 'headers' in response ? (response as { headers?: Record<string, unknown> }).headers : undefined;
     if (!headers) return;
@@ -95,11 +101,10 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
     for (const op of operationsOf(item)) {
       delete op.deprecated;
       if (op.responses) delete op.responses['422'];
-      for (const [status, response] of Object.entries(op.responses ?? {})) withoutHeaders(response, status);
+      // A shared response is edited where it is used, under the status it is used for.
+      for (const [status, response] of Object.entries(op.responses ?? {})) withoutHeaders(resolved(response), status);
     }
   }
-  // Shared responses ($ref'd by the operations): the 429 is the only one named for its status.
-  for (const [name, response] of Object.entries(copy.components?.responses ?? {})) withoutHeaders(response, name === 'TooManyRequests' ? '429' : name);
   return copy;
 }
 
