@@ -83,9 +83,10 @@ function readOneOf<T extends string>(env: Env, name: string, allowed: readonly T
 
 /**
  * A URL setting (DATABASE_URL, REDIS_URL) of one of `protocols`: checked at start, so a typo stops
- * the start instead of failing later (for ever, where the feature fails open).
+ * the start instead of failing later (for ever, where the feature fails open). `hostRequired`:
+ * whether a URL without a host is refused (REDIS_URL) or means a local socket (DATABASE_URL).
  */
-function readUrl(env: Env, name: string, protocols: readonly string[], example: string): string | undefined {
+function readUrl(env: Env, name: string, protocols: readonly string[], example: string, hostRequired: boolean): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const [first, ...others] = protocols.map((p) => `${p}//`);
@@ -97,7 +98,7 @@ function readUrl(env: Env, name: string, protocols: readonly string[], example: 
     throw new ConfigError(`${name} must be a ${kinds} URL, e.g. "${example}"`);
   }
   if (!protocols.includes(url.protocol)) throw new ConfigError(`${name} must be a ${kinds} URL; got a ${url.protocol} URL`);
-  if (url.hostname === '' && name === 'REDIS_URL') throw new ConfigError(`${name} names no host; write it as ${protocols[0]}//host:port, e.g. "${example}"`);
+  if (hostRequired && url.hostname === '') throw new ConfigError(`${name} names no host; write it as ${protocols[0]}//host:port, e.g. "${example}"`);
   return raw;
 }
 
@@ -169,7 +170,7 @@ const MAX_RATE_LIMIT_WINDOW_S = 86_400;
  * checked but unused: the environment may set it for other tools (CI exports it for every test).
  */
 function readRateLimit(env: Env): RateLimitConfig | undefined {
-  const redisUrl = readUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
+  const redisUrl = readUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379', true);
   if (env.RATE_LIMIT === undefined || env.RATE_LIMIT === '') {
     if (env.RATE_LIMIT_WINDOW_S !== undefined && env.RATE_LIMIT_WINDOW_S !== '') {
       throw new ConfigError('RATE_LIMIT_WINDOW_S is set but RATE_LIMIT is not: set RATE_LIMIT (requests per key per window) to limit rates, or unset RATE_LIMIT_WINDOW_S');
@@ -197,7 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host,
-    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user@host:5432/db'),
+    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user@host:5432/db', false), // postgres:///db: the local socket
     sqlitePath: resolve(projectRoot, env.SQLITE_PATH || 'data/animal-store.sqlite'),
     logLevel: readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     validateResponses: validate === 'true',
