@@ -6,6 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
+import { callTree, samplesIn, type CpuProfile } from './cpuProfile.js';
 import { runLoad } from './load.js';
 import type { BenchOptions } from './options.js';
 import type { Scenario } from './scenarios.js';
@@ -13,13 +14,6 @@ import { log, monotonicUs, round2 } from './stats.js';
 import type { PreparedStore } from './stores.js';
 import { startApi, stop, type ServerCommand } from './targets.js';
 
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
-  /** Microseconds on the monotonic clock that process.hrtime also reads. */
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
 
 export interface ProfileSummary {
   /** False when no sample fell in the window (clocks disagree): then every sample counted. */
@@ -97,24 +91,18 @@ function ranked(tally: Tally): Omit<ProfileSummary, 'windowed'> {
 
 /** Self and inclusive time per function and self time per package, for the samples inside `window` (µs). */
 export function summariseProfile(profile: CpuProfile, window: { from: number; to: number }): ProfileSummary {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const { byId, parent } = callTree(profile);
   const frame = (id: number): Frame => {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
     const local = url.replace(/^file:\/\//, '').replace(`${projectRoot}/`, '');
     return { fn: functionName || '(anonymous)', where: url ? `${local}:${lineNumber + 1}` : '', area: areaOf(local, functionName) };
   };
-  // Leave out start-up and shutdown: on Linux both clocks are CLOCK_MONOTONIC.
-  let at = profile.startTime;
-  const stamps = profile.timeDeltas.map((d) => (at += d));
-  const windowed = stamps.some((t) => t >= window.from && t <= window.to);
+  // Leave out start-up and shutdown: on Linux both clocks are CLOCK_MONOTONIC. When none falls
+  // in the window (the clocks disagree), every sample counts.
+  const windowed = !samplesIn(profile, window).next().done;
   const tally = new Tally();
-  for (let i = 0; i < profile.samples.length; i++) {
-    if (windowed && (stamps[i]! < window.from || stamps[i]! > window.to)) continue;
-    const id = profile.samples[i]!;
+  for (const { id, us } of samplesIn(profile, windowed ? window : { from: -Infinity, to: Infinity })) {
     const node = byId.get(id);
-    const us = profile.timeDeltas[i + 1] ?? 0;
     if (!node) continue;
     if (node.callFrame.functionName === '(idle)') tally.idle += us;
     else countSample(tally, id, us, frame, parent);

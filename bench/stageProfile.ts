@@ -5,13 +5,8 @@
  * socket I/O or the event loop, by Node's module.
  */
 import { projectRoot } from '../src/paths.js';
+import { callTree, samplesIn, type CpuProfile } from './cpuProfile.js';
 
-export interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
 
 /** Where a file belongs, for a frame of ours or of a library; undefined for Node's own and native frames. */
 function stageOfFile(url: string, fn: string): string | undefined {
@@ -61,9 +56,7 @@ function stageOfCore(frames: { fn: string; url: string }[]): string {
 }
 
 export function stagesOf(profile: CpuProfile, window: { from: number; to: number }): { busyUs: number; stages: Map<string, number>; leaves: Map<string, number> } {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const { byId, parent } = callTree(profile);
   const cache = new Map<number, string | null>();
   const classify = (id: number): string | null => {
     const cached = cache.get(id);
@@ -81,18 +74,13 @@ export function stagesOf(profile: CpuProfile, window: { from: number; to: number
     cache.set(id, result);
     return result;
   };
-  let at = profile.startTime;
   const stages = new Map<string, number>();
   const leaves = new Map<string, number>();
   let busyUs = 0;
-  for (let i = 0; i < profile.samples.length; i++) {
-    at += profile.timeDeltas[i] ?? 0;
-    if (at < window.from || at > window.to) continue;
-    const id = profile.samples[i]!;
+  for (const { id, us } of samplesIn(profile, window)) {
     if (byId.get(id)?.callFrame.functionName === '(idle)') continue;
     const stage = classify(id);
     if (stage === null) continue;
-    const us = profile.timeDeltas[i + 1] ?? 0;
     busyUs += us;
     stages.set(stage, (stages.get(stage) ?? 0) + us);
     const { functionName, url } = byId.get(id)!.callFrame;
