@@ -30,6 +30,7 @@ import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/http/san
 import { createLogger } from '../src/logger.js';
 import type { Pet } from '../src/schemas.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { exitOnSignals } from '../src/shutdown.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
@@ -228,26 +229,8 @@ process.stdout.write(
   ].join('\n'),
 );
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'sandbox shutting down');
-    server
-      .close()
-      .then(() => database?.close())
-      .then(
-        () => {
-          removeStore();
-          logger.info('sandbox stopped; its data is deleted');
-          process.exit(0);
-        },
-        (error: unknown) => {
-          logger.error({ err: error }, 'sandbox shutdown failed');
-          removeStore();
-          process.exit(1);
-        },
-      );
-  });
-}
+exitOnSignals(logger, {
+  stop: () => server.close().then(() => database?.close()),
+  afterwards: removeStore,
+  messages: { stopping: 'sandbox shutting down', stopped: 'sandbox stopped; its data is deleted', failed: 'sandbox shutdown failed' },
+});

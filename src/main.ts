@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
+import { exitOnSignals } from './shutdown.js';
 
 let config;
 try {
@@ -47,21 +48,7 @@ if (server.bootstrapKey) {
 // One write, so whoever reads the console sees the whole banner at once.
 process.stdout.write(`${banner.join('\n')}\n`);
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    server.close().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  });
-}
+exitOnSignals(logger, {
+  stop: () => server.close(),
+  messages: { stopping: 'shutting down: finishing in-flight requests', stopped: 'stopped', failed: 'shutdown failed' },
+});
