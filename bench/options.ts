@@ -49,6 +49,9 @@ Flags:
   --profile           also CPU-profile one more server process (node --cpu-prof): its start-up
                       and one listPets limit=20 run; prints where the time goes and writes
                       bench/listPets.cpuprofile (open it in Chrome DevTools)
+  --no-floors         skip the floor servers (bench/floorServer.ts): node:http with our key check,
+                      handlers, store and the contract's headers, without a router and then with
+                      openapi-backend, run on listPets limit=20 and getPet next to the server
   --out <file>        where to write the JSON results (default bench/results.json)
   -h, --help          this text
 
@@ -71,6 +74,8 @@ export interface BenchOptions {
   tsx: boolean;
   serverNodeArgs: string[];
   profile: boolean;
+  /** Also run the floor servers (bench/floorServer.ts): the store and contract without our HTTP layers, then with openapi-backend. */
+  floors: boolean;
   out: string;
 }
 
@@ -105,6 +110,7 @@ const FLAGS = {
   tsx: { type: 'boolean', default: false },
   'server-node-args': { type: 'string' },
   profile: { type: 'boolean', default: false },
+  'no-floors': { type: 'boolean', default: false },
   out: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -133,6 +139,7 @@ export function parseCommandLine(args: readonly string[], env: NodeJS.ProcessEnv
       tsx: flags.tsx,
       serverNodeArgs: (flags['server-node-args'] ?? '').split(/\s+/).filter(Boolean),
       profile: flags.profile,
+      floors: !flags['no-floors'],
       out: flags.out ?? join(projectRoot, 'bench', 'results.json'),
     };
     return { kind: 'run', options, databaseUrl };

@@ -14,7 +14,7 @@ import { measureScale, type Scale } from './scale.js';
 import { BASELINES, buildScenarios, deepCursor, judgeBudgets, type Budget, type DeepCursor, type Scenario } from './scenarios.js';
 import { log, median, round2, runStarted } from './stats.js';
 import { prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
-import { auth, serverCommand, startApi, startBaseline, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
+import { auth, serverCommand, startApi, startBaseline, startFloor, stop, type ApiServer, type FloorRouter, type ServerCommand, type Started } from './targets.js';
 
 interface Seeded {
   store: PreparedStore;
@@ -55,8 +55,15 @@ interface Target {
   name: string;
   server: ApiServer;
   scenarios: Scenario[];
-  deep: Omit<DeepCursor, 'cursor'>;
+  /** The server's deep cursor; a floor server has none. */
+  deep?: Omit<DeepCursor, 'cursor'>;
+  /** A floor server (./floorServer.ts): reported beside the server, never judged against the budgets. */
+  floor?: FloorRouter;
 }
+
+/** The scenarios a floor server answers: the two the throughput budgets are about. */
+const FLOOR_SCENARIOS = new Set(['listPets limit=20', 'getPet (ids across store)']);
+const FLOOR_NAMES: Readonly<Record<FloorRouter, string>> = { none: 'floor, no router', 'openapi-backend': 'floor + openapi-backend' };
 
 interface Setup {
   targets: Target[];
@@ -90,7 +97,13 @@ async function startTargets(stores: { sqlite: Seeded; postgres: Seeded | undefin
   for (const { name, server } of servers) {
     const { cursor, ...deep } = await deepCursor(server.origin, server.store, 30);
     log(`${name}: deep cursor after ${deep.hops} next links (after id ${deep.afterId ?? '?'})`);
-    targets.push({ name, server, scenarios: buildScenarios(cursor, opts.pets, name === 'sqlite'), deep });
+    const scenarios = buildScenarios(cursor, opts.pets, name === 'sqlite');
+    targets.push({ name, server, scenarios, deep });
+    if (!opts.floors) continue;
+    for (const router of ['none', 'openapi-backend'] as const) {
+      const floor = await startFloor(server.store, router);
+      targets.push({ name: `${name} ${FLOOR_NAMES[router]}`, server: floor, scenarios: scenarios.filter((s) => FLOOR_SCENARIOS.has(s.name)), floor: router });
+    }
   }
   const { baseline, bodyBytes } = await startCeiling(firstPage, key);
   return { targets, baseline, baselineKey: key, firstPageBytes: Buffer.byteLength(firstPage), baselineBodyBytes: bodyBytes };
@@ -157,7 +170,7 @@ async function profileIfAsked(setup: Setup, command: ServerCommand, opts: BenchO
 
 function budgetsOf(setup: Setup, summaries: ScenarioSummary[], memory: Record<string, Memory>, coldStartMedianMs: number, scale: Scale, opts: BenchOptions): Budget[] {
   return judgeBudgets({
-    targets: setup.targets.map((tg) => tg.name),
+    targets: setup.targets.filter((tg) => tg.floor === undefined).map((tg) => tg.name),
     summaries,
     rssMiB: Object.fromEntries(Object.entries(memory).map(([name, m]) => [name, m.rssMiB])),
     coldStartMedianMs,
@@ -218,7 +231,7 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
       seedMs: { sqlite: stores.sqlite.seedMs, postgres: stores.postgres?.seedMs ?? null },
       firstPageBytes: setup.firstPageBytes,
       baselineBodyBytes: setup.baselineBodyBytes,
-      deepCursors: Object.fromEntries(setup.targets.map((tg) => [tg.name, tg.deep])),
+      deepCursors: Object.fromEntries(setup.targets.flatMap((tg) => (tg.deep ? [[tg.name, tg.deep]] : []))),
     },
     summaries,
     coldStartMs,

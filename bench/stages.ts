@@ -106,6 +106,7 @@ const opts: BenchOptions = {
   tsx: true,
   serverNodeArgs: [],
   profile: true,
+  floors: false,
   out: '',
 };
 process.on('exit', cleanupNow);

@@ -110,6 +110,15 @@ export async function startApi(store: PreparedStore, label: string, command: Ser
   return { ...(await startNode(label, args, env, '/v1/pets?limit=1', auth(store.key))), store };
 }
 
+/** Which layers a floor server (./floorServer.ts) puts between node:http and our handlers. */
+export type FloorRouter = 'none' | 'openapi-backend';
+
+/** A floor server on `store`: our key check, handlers, store and the contract's headers, with `router` in front. */
+export async function startFloor(store: PreparedStore, router: FloorRouter): Promise<ApiServer> {
+  const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...store.env, FLOOR_ROUTER: router, BENCH_PARENT: String(process.pid) };
+  return { ...(await startNode(`floor (${router})`, ['--import', 'tsx', join('bench', 'floorServer.ts')], env, '/healthz')), store };
+}
+
 /** Stops a server, SIGKILL after `graceMs` (a profiled one needs longer to write its profile). */
 export async function stop(target: Started, graceMs = 5000): Promise<void> {
   await stopProcess(target.proc, 'SIGTERM', graceMs);
