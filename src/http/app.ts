@@ -20,7 +20,7 @@ import { deprecationHeaders } from './deprecation.js';
 import { beginExchange, type Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
 import type { RateLimiter } from './rateLimit.js';
-import { createResponder, writeJson } from './respond.js';
+import { answerJson, createResponder } from './respond.js';
 import { ResponseChecker, type ContractViolation } from './responseChecker.js';
 import { createOpenApiBackend } from './validation.js';
 import type { WebLane } from './web.js';
@@ -81,10 +81,10 @@ export function createApp(options: AppOptions): App {
   async function answerReadiness(exchange: Exchange): Promise<void> {
     try {
       await withTimeout(options.ping(), READY_TIMEOUT_MS);
-      writeJson(exchange.res, 200, { status: 'ok' });
+      answerJson(exchange, 200, { status: 'ok' });
     } catch (error) {
       logger.warn({ err: error }, 'readiness check failed');
-      writeJson(exchange.res, 503, errorBody(503, 'service_unavailable', 'The database cannot be reached.'), { 'Retry-After': '1' });
+      answerJson(exchange, 503, errorBody(503, 'service_unavailable', 'The database cannot be reached.'), { 'Retry-After': '1' });
     }
   }
 
@@ -107,7 +107,7 @@ export function createApp(options: AppOptions): App {
     const path = url.split('?', 1)[0];
     const read = req.method === 'GET' || req.method === 'HEAD';
     if (read && path === '/healthz') {
-      writeJson(res, 200, { status: 'ok' });
+      answerJson(exchange, 200, { status: 'ok' });
       return;
     }
     if (read && path === '/readyz') {

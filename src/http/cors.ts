@@ -26,7 +26,7 @@
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { CorsOrigins } from '../config.js';
 import type { Exchange } from './exchange.js';
-import { writeJson } from './respond.js';
+import { answerJson } from './respond.js';
 
 /**
  * How long a browser may reuse a preflight answer (Chromium caps it at 2 h). Long is safe: a
@@ -131,7 +131,7 @@ export function createCors(options: CorsOptions): Cors {
         if (options.serves(url)) {
           const methods = methodsFor(url.split('?', 1)[0] ?? '');
           if (methods.length > 0) {
-            writeJson(res, 204, undefined, {
+            answerJson(exchange, 204, undefined, {
               'Access-Control-Allow-Methods': methods.join(', '),
               'Access-Control-Allow-Headers': allowHeaders,
               'Access-Control-Max-Age': maxAge,

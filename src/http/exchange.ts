@@ -38,7 +38,28 @@ export interface Exchange {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-const SECURITY_HEADER_LIST = Object.entries(SECURITY_HEADERS);
+/** The security headers but Cache-Control, flat (name, value, …): an answer's Cache-Control is its own (./respond.ts). */
+const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
+  .filter(([name]) => name !== 'Cache-Control')
+  .flat();
+const NO_STORE = SECURITY_HEADERS['Cache-Control'] as string;
+
+/**
+ * The headers every answer of the exchange starts with, as a flat list (name, value, …) for one
+ * `writeHead`: the security headers, the request id, and `cacheControl` (`no-store` unless the
+ * answer says otherwise). They are not set on the response when the exchange begins: node:http
+ * writes a flat list passed to `writeHead` as it is, but merges it header by header into any set
+ * before (the setHeader calls cost a few µs per answer under load).
+ */
+export function exchangeHeaders(exchange: Exchange, cacheControl: string = NO_STORE): string[] {
+  return [...SECURITY_HEADER_LIST, 'X-Request-Id', exchange.requestId, 'Cache-Control', cacheControl];
+}
+
+/** For a lane that writes its answer itself (Express, ./web.ts): the exchange's headers set on the response ahead of it. */
+export function setExchangeHeaders(exchange: Exchange): void {
+  const list = exchangeHeaders(exchange);
+  for (let i = 0; i < list.length; i += 2) exchange.res.setHeader(list[i] as string, list[i + 1] as string);
+}
 
 /** Whether the request carries a body at all (framing headers, not bytes). */
 function hasBody(req: IncomingMessage): boolean {
@@ -47,9 +68,9 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * Makes the exchange for a request that just arrived: sets the security headers and the request
- * id on the response, and logs one line when the response has been sent, with any key-shaped
- * part of the path masked.
+ * Makes the exchange for a request that just arrived: picks its request id (its answer carries
+ * it and the security headers: exchangeHeaders), and logs one line when the response has been
+ * sent, with any key-shaped part of the path masked.
  */
 export function beginExchange(req: IncomingMessage, res: ServerResponse, logger: Logger): Exchange {
   // Checked once here, so a silenced log costs neither a clock read nor a listener per request.
@@ -58,8 +79,6 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, logger:
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !incoming.includes(API_KEY_PREFIX) ? incoming : randomUUID();
   const exchange: Exchange = { req, res, requestId, operationId: undefined, body: hasBody(req) ? 'unread' : 'none', caller: undefined };
-  for (const [name, value] of SECURITY_HEADER_LIST) res.setHeader(name, value);
-  res.setHeader('X-Request-Id', requestId);
   if (logged) {
     // 'finish' is emitted once per response: `on` spares the wrapper objects `once` makes per call.
     res.on('finish', () => {

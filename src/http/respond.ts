@@ -1,30 +1,41 @@
 /**
  * The one way a response leaves the server (but the docs page and the raw contract): every JSON
  * body passed through the contract check before it is written, with the deprecation headers of
- * its operation. The security headers, the request id and the log line come with the exchange
- * (./exchange.ts).
+ * its operation, and the exchange's own headers (security headers, request id: ./exchange.ts),
+ * all in one `writeHead`.
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import { errorBody, JsonText, limitErrorBody, type ErrorBody, type ErrorCode, type LimitErrorCode } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
-import type { Exchange } from './exchange.js';
+import { exchangeHeaders, type Exchange } from './exchange.js';
 import type { ResponseChecker } from './responseChecker.js';
 
-/** Writes a JSON body with its length (or none when `body` is undefined); nothing per request but the serialisation itself. */
-export function writeJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
-  for (const name in headers) res.setHeader(name, headers[name] as string);
-  res.statusCode = status;
+/**
+ * Writes a JSON body with its length (or none when `body` is undefined) after `headers`, a flat
+ * list (name, value, …) that it extends, in one `writeHead`: nothing per request but the
+ * serialisation itself. Headers set on the response before stay (node:http merges the list into them).
+ */
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers: string[] = []): void {
   // A response the spec declares without content (204, say): no body, no media type.
   if (body === undefined) {
-    res.end();
+    res.writeHead(status, headers).end();
     return;
   }
   const payload = Buffer.from(body instanceof JsonText ? body.text : JSON.stringify(body), 'utf8');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', payload.length);
-  res.end(payload);
+  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(payload.length));
+  res.writeHead(status, headers).end(payload);
+}
+
+/**
+ * Answers the exchange: its own headers (./exchange.ts; `cacheControl` replaces `no-store`), then
+ * `headers`, which must not repeat them, then the body as writeJson writes it.
+ */
+export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, cacheControl?: string): void {
+  const list = exchangeHeaders(exchange, cacheControl);
+  for (const name in headers) list.push(name, headers[name] as string);
+  writeJson(exchange.res, status, body, list);
 }
 
 /**
@@ -51,12 +62,15 @@ function isLimitErrorCode(code: ErrorCode | LimitErrorCode): code is LimitErrorC
 
 /**
  * The headers the contract check judges: every header already on the response (set ahead of the
- * answer: the rate limit's in ./api.ts, CORS, the exchange's own) under the ones passed in, by
+ * answer: the rate limit's in ./api.ts, CORS), the exchange's own and the ones passed in, by
  * lower-case name as node:http keeps them. Only in test and dev: production never copies them.
  */
-function checkedHeaders(res: ServerResponse, headers: Record<string, string>): Record<string, string> {
+function checkedHeaders(exchange: Exchange, headers: Record<string, string>, cacheControl: string | undefined): Record<string, string> {
+  const { res } = exchange;
   const all: Record<string, string> = {};
   for (const name of res.getHeaderNames()) all[name] = String(res.getHeader(name));
+  const own = exchangeHeaders(exchange, cacheControl);
+  for (let i = 0; i < own.length; i += 2) all[(own[i] as string).toLowerCase()] = own[i + 1] as string;
   for (const name in headers) all[name.toLowerCase()] = headers[name] as string;
   return all;
 }
@@ -79,20 +93,19 @@ export interface Responder {
 }
 
 export function createResponder(checker: ResponseChecker, deprecations: ReadonlyMap<string, Record<string, string>>, logger: Logger): Responder {
-  /** `cacheControl` replaces the exchange's `no-store` only when the response passes the check. */
+  /** `cacheControl` replaces the exchange's `no-store` (only when the response passes the check). */
   const deliver = (exchange: Exchange, status: number, body: unknown, headers: Record<string, string>, cacheControl?: string): void => {
     const { operationId } = exchange;
     const deprecation = operationId === undefined ? undefined : deprecations.get(operationId);
     const all = deprecation ? merged(headers, deprecation) : headers;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
-      if (checker.check(operationId, status, body, checkedHeaders(exchange.res, all), request)) {
-        writeJson(exchange.res, 500, errorBody(500, 'internal_error', 'The server produced a response that breaks its contract.'));
+      if (checker.check(operationId, status, body, checkedHeaders(exchange, all, cacheControl), request)) {
+        answerJson(exchange, 500, errorBody(500, 'internal_error', 'The server produced a response that breaks its contract.'));
         return;
       }
     }
-    if (cacheControl !== undefined) exchange.res.setHeader('Cache-Control', cacheControl);
-    writeJson(exchange.res, status, body, all);
+    answerJson(exchange, status, body, all, cacheControl);
   };
   const send: Responder['send'] = (exchange, status, body, headers = {}) => deliver(exchange, status, body, headers);
   const sendTagged: Responder['sendTagged'] = (exchange, body, headers, ifNoneMatch) => {

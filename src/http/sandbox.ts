@@ -8,7 +8,7 @@ import type { RequestListener } from 'node:http';
 import type { Logger } from '../logger.js';
 import { errorBody } from '../schemas.js';
 import { beginExchange } from './exchange.js';
-import { writeJson } from './respond.js';
+import { answerJson } from './respond.js';
 
 export const SANDBOX_HEADER = 'X-Sandbox';
 export const SANDBOX_RESET_PATH = '/__sandbox/reset';
@@ -33,21 +33,21 @@ export function withSandbox(inner: RequestListener, routes: SandboxRoutes): Requ
     // Callable from a page on any origin (a test's setup): a simple POST, or one with a preflight.
     const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'X-Sandbox, X-Request-Id' };
     if (req.method === 'OPTIONS') {
-      writeJson(res, 204, undefined, { ...cors, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Request-Id', 'Access-Control-Max-Age': '7200' });
+      answerJson(exchange, 204, undefined, { ...cors, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Request-Id', 'Access-Control-Max-Age': '7200' });
       return;
     }
     if (req.method !== 'POST') {
-      writeJson(res, 405, errorBody(405, 'method_not_allowed', `${SANDBOX_RESET_PATH} takes POST.`), { ...cors, Allow: 'POST, OPTIONS' });
+      answerJson(exchange, 405, errorBody(405, 'method_not_allowed', `${SANDBOX_RESET_PATH} takes POST.`), { ...cors, Allow: 'POST, OPTIONS' });
       return;
     }
     routes.reset().then(
       (pets) => {
         routes.logger.info({ pets }, 'sandbox reset to its seeds');
-        writeJson(res, 200, { reset: true, pets }, cors);
+        answerJson(exchange, 200, { reset: true, pets }, cors);
       },
       (error: unknown) => {
         routes.logger.error({ reqId: exchange.requestId, err: error }, 'sandbox reset failed');
-        writeJson(res, 500, errorBody(500, 'internal_error', `The sandbox could not be reset (request ${exchange.requestId}).`), cors);
+        answerJson(exchange, 500, errorBody(500, 'internal_error', `The sandbox could not be reset (request ${exchange.requestId}).`), cors);
       },
     );
   };
