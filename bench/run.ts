@@ -101,7 +101,7 @@ async function startTargets(stores: { sqlite: Seeded; postgres: Seeded | undefin
     targets.push({ name, server, scenarios, deep });
     if (!opts.floors) continue;
     for (const router of ['none', 'openapi-backend'] as const) {
-      const floor = await startFloor(server.store, router);
+      const floor = await startFloor(server.store, router, opts);
       targets.push({ name: `${name} ${FLOOR_NAMES[router]}`, server: floor, scenarios: scenarios.filter((s) => FLOOR_SCENARIOS.has(s.name)), floor: router });
     }
   }

@@ -113,10 +113,15 @@ export async function startApi(store: PreparedStore, label: string, command: Ser
 /** Which layers a floor server (./floorServer.ts) puts between node:http and our handlers. */
 export type FloorRouter = 'none' | 'openapi-backend';
 
-/** A floor server on `store`: our key check, handlers, store and the contract's headers, with `router` in front. */
-export async function startFloor(store: PreparedStore, router: FloorRouter): Promise<ApiServer> {
+/**
+ * A floor server on `store`: our key check, handlers, store and the contract's headers, with
+ * `router` in front; with the node flags of `npm start` and --server-node-args, as the server.
+ */
+export async function startFloor(store: PreparedStore, router: FloorRouter, opts: BenchOptions): Promise<ApiServer> {
   const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...store.env, FLOOR_ROUTER: router, BENCH_PARENT: String(process.pid) };
-  return { ...(await startNode(`floor (${router})`, ['--import', 'tsx', join('bench', 'floorServer.ts')], env, '/healthz')), store };
+  const startFlags = npmStartCommand().nodeArgs.slice(0, -1);
+  const args = [...opts.serverNodeArgs, ...startFlags, '--import', 'tsx', join('bench', 'floorServer.ts')];
+  return { ...(await startNode(`floor (${router})`, args, env, '/healthz')), store };
 }
 
 /** Stops a server, SIGKILL after `graceMs` (a profiled one needs longer to write its profile). */
