@@ -130,3 +130,40 @@ describe('unexpected failures', () => {
     expect(await response.json()).toMatchObject({ code: 'not_found', message: expect.stringContaining('npm run docs') });
   });
 });
+
+/** Every answer is written with one flat header list: a handler's header that names one of the exchange's replaces it. */
+describe('an answer that sets one of the exchange headers', () => {
+  let server: Server;
+  let base = '';
+  const key = `ask_${'h'.repeat(43)}`;
+
+  beforeAll(async () => {
+    const document = loadBundledSpec();
+    // A spec whose getPet declared these headers would type this handler; this one is cast instead.
+    const getPet = (async () => ({ status: 200, body: { id: 1, name: 'Rex', categoryId: 1, status: 'available' }, headers: { 'cache-control': 'max-age=60', 'X-Request-Id': 'from-the-handler' } })) as unknown as typeof handlers.getPet;
+    const { app } = createApp({
+      document,
+      handlers: { ...handlers, getPet },
+      deps: { pets: {} as PetStore, cursors: createCursorCodec('test'), basePath: '/v1' },
+      keys: { check: (token) => (token === key ? { caller: 'h' } : 'invalid') },
+      ping: () => Promise.resolve(),
+      logger: createLogger('silent'),
+      validateResponses: false,
+      docsFile: '/nonexistent/index.html',
+    });
+    server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('is sent once, with the handler’s value, whatever its case', async () => {
+    const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(200);
+    // fetch joins a repeated header with ", ": a single value means a single header.
+    expect(response.headers.get('x-request-id')).toBe('from-the-handler');
+    expect(response.headers.get('cache-control')).toBe('max-age=60');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+  });
+});

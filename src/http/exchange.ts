@@ -55,6 +55,11 @@ export function exchangeHeaders(exchange: Exchange, cacheControl: string = NO_ST
   return [...SECURITY_HEADER_LIST, 'X-Request-Id', exchange.requestId, 'Cache-Control', cacheControl];
 }
 
+/** Where in exchangeHeaders' list each of its headers' values stands, by lower-case name. */
+export const EXCHANGE_HEADER_VALUE_AT: ReadonlyMap<string, number> = new Map(
+  [...SECURITY_HEADER_LIST.filter((_, i) => i % 2 === 0), 'X-Request-Id', 'Cache-Control'].map((name, i) => [name.toLowerCase(), 2 * i + 1]),
+);
+
 /** For a lane that writes its answer itself (Express, ./web.ts): the exchange's headers set on the response ahead of it. */
 export function setExchangeHeaders(exchange: Exchange): void {
   const list = exchangeHeaders(exchange);

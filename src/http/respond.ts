@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import { errorBody, JsonText, limitErrorBody, type ErrorBody, type ErrorCode, type LimitErrorCode } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
-import { exchangeHeaders, type Exchange } from './exchange.js';
+import { EXCHANGE_HEADER_VALUE_AT, exchangeHeaders, type Exchange } from './exchange.js';
 import type { ResponseChecker } from './responseChecker.js';
 
 /**
@@ -30,11 +30,17 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
 
 /**
  * Answers the exchange: its own headers (./exchange.ts; `cacheControl` replaces `no-store`), then
- * `headers`, which must not repeat them, then the body as writeJson writes it.
+ * `headers`, then the body as writeJson writes it. One of `headers` that names an exchange header
+ * (a Cache-Control a contract declares, say) replaces its value, as a later setHeader would: a
+ * flat list is written as it is, and would otherwise send the header twice.
  */
 export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, cacheControl?: string): void {
   const list = exchangeHeaders(exchange, cacheControl);
-  for (const name in headers) list.push(name, headers[name] as string);
+  for (const name in headers) {
+    const at = EXCHANGE_HEADER_VALUE_AT.get(name.toLowerCase());
+    if (at === undefined) list.push(name, headers[name] as string);
+    else list[at] = headers[name] as string;
+  }
   writeJson(exchange.res, status, body, list);
 }
 
