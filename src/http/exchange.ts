@@ -35,6 +35,11 @@ export interface Exchange {
   body: BodyState;
   /** Who is calling, once the key check has passed (../auth/keyCache.ts, KeyVerdict); undefined before, or on a public operation. */
   caller: string | undefined;
+  /**
+   * Headers a step before the answer decided every answer of this exchange carries (CORS, the
+   * rate limit's, `Connection: close` after a refused key): setAhead. Undefined while there are none.
+   */
+  ahead: Record<string, string> | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -46,19 +51,32 @@ const NO_STORE = SECURITY_HEADERS['Cache-Control'] as string;
 
 /**
  * The headers every answer of the exchange starts with, as a flat list (name, value, …) for one
- * `writeHead`: the security headers, the request id, and `cacheControl` (`no-store` unless the
- * answer says otherwise). They are not set on the response when the exchange begins: node:http
- * writes a flat list passed to `writeHead` as it is, but merges it header by header into any set
- * before (the setHeader calls cost a few µs per answer under load).
+ * `writeHead`: the security headers, the request id, `cacheControl` (`no-store` unless the answer
+ * says otherwise) and those set ahead (setAhead). None is set on the response before the answer:
+ * node:http writes a flat list passed to `writeHead` as it is, but merges it header by header into
+ * any set before (the setHeader calls cost a few µs per answer under load).
  */
 export function exchangeHeaders(exchange: Exchange, cacheControl: string = NO_STORE): string[] {
-  return [...SECURITY_HEADER_LIST, 'X-Request-Id', exchange.requestId, 'Cache-Control', cacheControl];
+  const list = [...SECURITY_HEADER_LIST, 'X-Request-Id', exchange.requestId, 'Cache-Control', cacheControl];
+  const { ahead } = exchange;
+  if (ahead !== undefined) for (const name in ahead) list.push(name, ahead[name] as string);
+  return list;
 }
 
-/** Where in exchangeHeaders' list each of its headers' values stands, by lower-case name. */
-export const EXCHANGE_HEADER_VALUE_AT: ReadonlyMap<string, number> = new Map(
-  [...SECURITY_HEADER_LIST.filter((_, i) => i % 2 === 0), 'X-Request-Id', 'Cache-Control'].map((name, i) => [name.toLowerCase(), 2 * i + 1]),
-);
+/** Where in a list each header's value stands, by lower-case name. */
+export function valuePositions(list: readonly string[]): Map<string, number> {
+  const positions = new Map<string, number>();
+  for (let i = 0; i < list.length; i += 2) positions.set((list[i] as string).toLowerCase(), i + 1);
+  return positions;
+}
+
+/** valuePositions of exchangeHeaders' list when nothing was set ahead: the same for every exchange. */
+export const EXCHANGE_HEADER_VALUE_AT: ReadonlyMap<string, number> = valuePositions([...SECURITY_HEADER_LIST, 'X-Request-Id', '', 'Cache-Control', '']);
+
+/** Makes every answer of the exchange carry a header (see Exchange.ahead); a later answer's own header of that name wins. */
+export function setAhead(exchange: Exchange, name: string, value: string): void {
+  (exchange.ahead ??= {})[name] = value;
+}
 
 /** For a lane that writes its answer itself (Express, ./web.ts): the exchange's headers set on the response ahead of it. */
 export function setExchangeHeaders(exchange: Exchange): void {
@@ -83,7 +101,7 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, logger:
   const started = logged ? process.hrtime.bigint() : 0n;
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !incoming.includes(API_KEY_PREFIX) ? incoming : randomUUID();
-  const exchange: Exchange = { req, res, requestId, operationId: undefined, body: hasBody(req) ? 'unread' : 'none', caller: undefined };
+  const exchange: Exchange = { req, res, requestId, operationId: undefined, body: hasBody(req) ? 'unread' : 'none', caller: undefined, ahead: undefined };
   if (logged) {
     // 'finish' is emitted once per response: `on` spares the wrapper objects `once` makes per call.
     res.on('finish', () => {

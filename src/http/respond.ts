@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import { errorBody, JsonText, limitErrorBody, type ErrorBody, type ErrorCode, type LimitErrorCode } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
-import { EXCHANGE_HEADER_VALUE_AT, exchangeHeaders, type Exchange } from './exchange.js';
+import { EXCHANGE_HEADER_VALUE_AT, exchangeHeaders, valuePositions, type Exchange } from './exchange.js';
 import type { ResponseChecker } from './responseChecker.js';
 
 /**
@@ -36,8 +36,9 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
  */
 export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, cacheControl?: string): void {
   const list = exchangeHeaders(exchange, cacheControl);
+  const valueAt = exchange.ahead === undefined ? EXCHANGE_HEADER_VALUE_AT : valuePositions(list);
   for (const name in headers) {
-    const at = EXCHANGE_HEADER_VALUE_AT.get(name.toLowerCase());
+    const at = valueAt.get(name.toLowerCase());
     if (at === undefined) list.push(name, headers[name] as string);
     else list[at] = headers[name] as string;
   }
@@ -67,9 +68,10 @@ function isLimitErrorCode(code: ErrorCode | LimitErrorCode): code is LimitErrorC
 }
 
 /**
- * The headers the contract check judges: every header already on the response (set ahead of the
- * answer: the rate limit's in ./api.ts, CORS), the exchange's own and the ones passed in, by
- * lower-case name as node:http keeps them. Only in test and dev: production never copies them.
+ * The headers the contract check judges: every header already on the response (the sandbox's
+ * marker, a shutdown's Connection: close), the exchange's own (those set ahead included) and the
+ * ones passed in, by lower-case name as node:http keeps them. Only in test and dev: production
+ * never copies them.
  */
 function checkedHeaders(exchange: Exchange, headers: Record<string, string>, cacheControl: string | undefined): Record<string, string> {
   const { res } = exchange;
