@@ -1,21 +1,22 @@
 /**
  * A floor under the budgets, run by the benchmark as a child (`node --import tsx`): node:http,
  * our key check, our handlers, store and cursor codec, and every header the contract's answer
- * carries (security headers, request id, ETag, deprecation, Link), written in one `writeHead`.
- * What it leaves out is what lies between node:http and the handlers in the real server:
+ * carries (security headers, request id, ETag, deprecation, Link), written as the server writes
+ * them (../src/http/exchange.ts, answerJson). What it leaves out is what lies between node:http
+ * and the handlers in the real server:
  *
  * - `FLOOR_ROUTER=none`: no router at all. The URL is read by hand, and only the two shapes the
  *   bench sends are understood (`/v1/pets?limit=20`, `/v1/pets/<id>`): the cheapest honest
  *   answer this store and this contract allow on this machine.
  * - `FLOOR_ROUTER=openapi-backend`: openapi-backend, configured as the server configures it
  *   (../src/http/validation.ts, ../src/http/security.ts), routes, parses, checks the key and
- *   validates; our adapter (../src/http/api.ts, exchange, responder) is left out.
+ *   validates; our adapter (../src/http/api.ts and the responder's contract check and header
+ *   merging) is left out.
  *
  * So the server's ratio against these two says what each layer costs under the same load.
  * Never a production path: it answers nothing else (404 without a body) and reads no body.
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { Context } from 'openapi-backend';
 import { handlers } from '../handlers/index.js';
 import { KeyCache } from '../src/auth/keyCache.js';
@@ -24,9 +25,11 @@ import type { HandlerDeps } from '../src/contract.js';
 import { createCursorCodec } from '../src/cursor.js';
 import { deprecationHeaders } from '../src/http/deprecation.js';
 import { entityTag, REVALIDATE } from '../src/http/etag.js';
-import { SECURITY_HEADERS } from '../src/http/securityHeaders.js';
+import { beginExchange, type Exchange } from '../src/http/exchange.js';
+import { answerJson } from '../src/http/respond.js';
 import { callerOf, registerSecurityHandlers } from '../src/http/security.js';
 import { createOpenApiBackend } from '../src/http/validation.js';
+import { createLogger } from '../src/logger.js';
 import { JsonText } from '../src/schemas.js';
 import { openDatabase } from '../src/server.js';
 import { basePathOf, loadBundledSpec, operationsOf } from '../src/spec.js';
@@ -44,21 +47,17 @@ const keys = new KeyCache(createApiKeyStore(database.db), { refreshMs: config.ke
 await keys.startRefreshing();
 const deps: HandlerDeps = { pets: createPetStore(database.db, database.dialect), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath };
 const deprecations = deprecationHeaders(operationsOf(document));
-const securityHeaders = Object.entries(SECURITY_HEADERS).filter(([name]) => name !== 'Cache-Control').flat();
+const logger = createLogger('silent');
 
-/** The contract's 200 (tagged, as every read the bench sends is) or a bare status, all headers in one writeHead. */
-function write(res: ServerResponse, operationId: string, answer: Answer): void {
+/** The contract's 200, tagged (every read the bench sends is a conditional operation's), or the handler's answer as it is. */
+function write(exchange: Exchange, operationId: string, answer: Answer): void {
   if (answer.status !== 200) {
-    res.writeHead(answer.status, { 'Content-Length': '0' }).end();
+    answerJson(exchange, answer.status, answer.body);
     return;
   }
   const text = answer.body instanceof JsonText ? answer.body.text : JSON.stringify(answer.body);
   const own = answer.headers ?? {};
-  const payload = Buffer.from(text, 'utf8');
-  const headers: string[] = [...securityHeaders, 'X-Request-Id', randomUUID(), 'Cache-Control', REVALIDATE, 'ETag', entityTag(text, own)];
-  for (const [name, value] of Object.entries({ ...own, ...deprecations.get(operationId) })) headers.push(name, value);
-  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(payload.length));
-  res.writeHead(200, headers).end(payload);
+  answerJson(exchange, 200, new JsonText(text), { ...own, ETag: entityTag(text, own), ...deprecations.get(operationId) }, REVALIDATE);
 }
 
 const authorised = (header: string | undefined): string | undefined => {
@@ -66,32 +65,33 @@ const authorised = (header: string | undefined): string | undefined => {
   return typeof verdict === 'object' ? verdict.caller : undefined;
 };
 
-function byHand(url: string, authorization: string | undefined, res: ServerResponse): void {
-  const caller = authorised(authorization);
+function byHand(exchange: Exchange): void {
+  const url = exchange.req.url ?? '/';
+  const caller = authorised(exchange.req.headers.authorization);
   if (caller === undefined) {
-    res.writeHead(401, { 'Content-Length': '0', Connection: 'close' }).end();
+    exchange.res.writeHead(401, { 'Content-Length': '0', Connection: 'close' }).end();
     return;
   }
   // Neither operation has a body (the contract's `never`).
   const request = { path: {}, query: {}, header: {}, cookie: {}, body: undefined as never, caller };
   if (url === `${basePath}/pets?limit=20`) {
-    void handlers.listPets({ ...request, query: { limit: 20 } }, deps).then((answer) => write(res, 'listPets', answer));
+    void handlers.listPets({ ...request, query: { limit: 20 } }, deps).then((answer) => write(exchange, 'listPets', answer));
   } else if (url.startsWith(`${basePath}/pets/`)) {
-    void handlers.getPet({ ...request, path: { petId: Number(url.slice(basePath.length + 6)) } }, deps).then((answer) => write(res, 'getPet', answer));
+    void handlers.getPet({ ...request, path: { petId: Number(url.slice(basePath.length + 6)) } }, deps).then((answer) => write(exchange, 'getPet', answer));
   } else {
-    res.writeHead(404, { 'Content-Length': '0' }).end();
+    exchange.res.writeHead(404, { 'Content-Length': '0' }).end();
   }
 }
 
 const backend = createOpenApiBackend(document, basePath);
-const routed = (operationId: 'listPets' | 'getPet') => async (context: Context, res: ServerResponse) => {
+const routed = (operationId: 'listPets' | 'getPet') => async (context: Context, exchange: Exchange) => {
   const { request } = context;
   const parts = { path: request.params, query: request.query, header: {}, cookie: {}, body: undefined, caller: callerOf(context) };
   // Each operation's handler typed as the server's adapter types it (../src/http/api.ts).
   const handler = handlers[operationId] as (parts: unknown, deps: HandlerDeps) => Promise<Answer>;
-  write(res, operationId, await handler(parts, deps));
+  write(exchange, operationId, await handler(parts, deps));
 };
-const bare = (status: number) => (_context: Context, res: ServerResponse) => res.writeHead(status, { 'Content-Length': '0' }).end();
+const bare = (status: number) => (_context: Context, exchange: Exchange) => exchange.res.writeHead(status, { 'Content-Length': '0' }).end();
 backend.register({ listPets: routed('listPets'), getPet: routed('getPet'), notFound: bare(404), methodNotAllowed: bare(405), notImplemented: bare(501), validationFail: bare(400), unauthorizedHandler: bare(401) });
 registerSecurityHandlers(backend, document, keys);
 backend.init();
@@ -99,9 +99,13 @@ backend.init();
 const router = process.env.FLOOR_ROUTER;
 const server = createServer((req, res) => {
   const url = req.url ?? '/';
-  if (url === '/healthz') res.writeHead(200, { 'Content-Length': '0' }).end();
-  else if (router === 'none') byHand(url, req.headers.authorization, res);
-  else void backend.handleRequest({ method: req.method ?? 'GET', path: url, headers: req.headers as Record<string, string> }, res);
+  if (url === '/healthz') {
+    res.writeHead(200, { 'Content-Length': '0' }).end();
+    return;
+  }
+  const exchange = beginExchange(req, res, logger);
+  if (router === 'none') byHand(exchange);
+  else void backend.handleRequest({ method: req.method ?? 'GET', path: url, headers: req.headers as Record<string, string> }, exchange);
 });
 server.keepAliveTimeout = 5000;
 server.listen(Number(process.env.PORT), '127.0.0.1');
