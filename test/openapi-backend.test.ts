@@ -139,9 +139,55 @@ describe('openapi-backend as the router and parameter parser', () => {
       router.definition = original;
     }
   });
+
+  it('patched: the routes are compiled once per definition; an exact path wins, then the most specific template; 404 and 405 as before', () => {
+    const routes = api.router.getRoutes();
+    expect(api.router.getRoutes()).toBe(routes);
+    expect(routes.templates.map((t) => t.operation.operationId)).toEqual(['getSpecial', 'getXThing', 'getThing']);
+    const match = (method: string, path: string) => api.router.matchOperation({ method, path, headers: {} }, true)?.operationId;
+    // Normalised without copying the request: no leading slash, a query string, an upper-case method.
+    expect(match('GET', 'v1/things/special?x=1')).toBe('getSpecial');
+    expect(match(' GET ', '/v1/things/5/')).toBe('getThing');
+    expect(() => match('POST', '/v1/things/5')).toThrow(/^405-/);
+    expect(() => match('GET', '/v1/nothing')).toThrow(/^404-/);
+    expect(() => match('GET', '/v2/things/5')).toThrow(/^404-/);
+    expect(api.router.matchOperation({ method: 'POST', path: '/v1/things/5', headers: {} })).toBeUndefined();
+  });
+
+  it('patched: parseRequest normalises path and method in the one copy it returns', () => {
+    const parsed = api.router.parseRequest({ method: 'GET', path: 'v1/things/5?ids=1', headers: { 'X-A': 'b' } }, api.router.getOperation('getThing'));
+    expect(parsed).toMatchObject({ method: 'get', path: '/v1/things/5', params: { thingId: '5' }, query: { ids: '1' }, headers: { 'x-a': 'b' } });
+    expect(api.router.normalizeRequest({ method: 'Post', path: 'a?b', headers: {} })).toEqual({ method: 'post', path: '/a', headers: {} });
+  });
+
+  it('patched: an operation\'s query parameters are tabled once per operation (by name, and those with JSON content)', () => {
+    const operation = api.router.getOperation('getThing');
+    if (!operation) throw new Error('getThing is in the document');
+    const table = api.router.getQueryParameters(operation);
+    expect(api.router.getQueryParameters(operation)).toBe(table);
+    expect([...table.byName.keys()]).toEqual(['ids', 'tags', 'range', 'ratio', 'flag']);
+    expect(table.json).toEqual([]);
+  });
+
+  it('patched: with synchronous hooks and security handlers, the operation handler runs before handleRequest returns (no promise hop)', async () => {
+    const sync = createOpenApiBackend(document, '/v1');
+    sync.init();
+    let handledSynchronously = false;
+    sync.register({ getSpecial: () => (handledSynchronously = true), postSecurityHandler: () => undefined, preOperationHandler: () => undefined });
+    const pending = sync.handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
+    expect(handledSynchronously).toBe(true);
+    expect(await pending).toBe(true);
+    // An asynchronous hook is still awaited before the handler.
+    const later = createOpenApiBackend(document, '/v1');
+    later.init();
+    const order: string[] = [];
+    later.register({ getSpecial: () => order.push('handler'), postSecurityHandler: () => new Promise<void>((resolve) => setTimeout(() => (order.push('hook'), resolve()), 5)) });
+    await later.handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
+    expect(order).toEqual(['hook', 'handler']);
+  });
 });
 
-describe('openapi-backend evaluates security with one handler per scheme (patched: one await per handler)', () => {
+describe('openapi-backend evaluates security with one handler per scheme (patched: a synchronous handler is not awaited)', () => {
   const secured = {
     openapi: '3.1.0',
     info: { title: 't', version: '1' },

@@ -121,6 +121,24 @@ async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange:
   throw new Refusal({ status: 429, code: 'rate_limited', message: verdict.message, headers: { 'Retry-After': String(verdict.retryAfterS) } });
 }
 
+/**
+ * Reads the request body of an operation that declares one into openapi-backend's request, which
+ * it then validates (and fills defaults into; see patches/). Undefined when there is no body.
+ */
+function readBody(context: Context, exchange: Exchange): Promise<void> | undefined {
+  if (exchange.body === 'none') return undefined;
+  const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
+  if (!requestBody) {
+    drain(exchange);
+    const details = [{ in: 'body' as const, field: '', message: 'is not allowed: this operation takes no request body' }];
+    throw new Refusal({ status: 400, code: 'validation_failed', message: summariseDetails(details), details });
+  }
+  return readJsonBody(exchange, Object.keys(requestBody.content ?? {})).then((outcome) => {
+    if (!outcome.ok) throw new Refusal(outcome.refusal);
+    context.request.requestBody = outcome.value;
+  });
+}
+
 export function createApi(options: ApiOptions): Api {
   const { backend, responder, rateLimit } = options;
   const handlerMap = options.handlers as unknown as Record<string, AnyHandler>;
@@ -179,28 +197,20 @@ export function createApi(options: ApiOptions): Api {
       const answer = unauthorizedAnswer(context);
       responder.sendError(exchange, answer.status, answer.code, answer.message, { headers: answer.headers });
     },
-    // Runs once security has passed (or the operation needs none), before validation: the body is read here.
-    postSecurityHandler: async (context: Context, exchange: Exchange) => {
+    // Runs once security has passed (or the operation needs none), before validation: the body is
+    // read here. A promise only when something waits (a rate-limit count, a body): openapi-backend
+    // (patched) awaits nothing else.
+    postSecurityHandler: (context: Context, exchange: Exchange): Promise<void> | undefined => {
       const security = context.security as { authorized?: boolean } | undefined;
       // A failed key check is answered outside any operation (no deprecation headers; checked as
       // an Error only), so the exchange takes its operation only past this point.
-      if (security?.authorized === false && (context.operation.security ?? []).length > 0) return;
+      if (security?.authorized === false && (context.operation.security ?? []).length > 0) return undefined;
       exchange.operationId = context.operation.operationId;
       exchange.caller = callerOf(context);
       // Only a caller with a valid key is counted (a 401 was answered above); before the body, so
       // a refused request costs no body parsing.
-      if (rateLimit !== undefined && exchange.caller !== undefined) await checkRateLimit(rateLimit, exchange, exchange.caller);
-      if (exchange.body === 'none') return;
-      const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
-      if (!requestBody) {
-        drain(exchange);
-        const details = [{ in: 'body' as const, field: '', message: 'is not allowed: this operation takes no request body' }];
-        throw new Refusal({ status: 400, code: 'validation_failed', message: summariseDetails(details), details });
-      }
-      const outcome = await readJsonBody(exchange, Object.keys(requestBody.content ?? {}));
-      if (!outcome.ok) throw new Refusal(outcome.refusal);
-      // openapi-backend validates (and fills defaults into) the request it parsed; see patches/.
-      context.request.requestBody = outcome.value;
+      if (rateLimit !== undefined && exchange.caller !== undefined) return checkRateLimit(rateLimit, exchange, exchange.caller).then(() => readBody(context, exchange));
+      return readBody(context, exchange);
     },
     // An operation in the contract that handlers/index.ts does not list yet: the compiler says so,
     // but `npm run dev` restarts without a type check, so a fresh spec edit answers this 501.
