@@ -2,6 +2,7 @@
  * Fresh stores for the servers under test: a SQLite file or a PostgreSQL database of its own,
  * migrated and seeded with numbered animals, with an API key and the cursor secret read back.
  */
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
@@ -82,6 +83,13 @@ export async function prepareSqliteStore(dir: string, name: string, count: numbe
   const store = await finishStore(handle, 'sqlite', { SQLITE_PATH: path, DATABASE_URL: '' });
   if (how === 'sql') seedThroughSqlite(path, count);
   return store;
+}
+
+/** A copy of a SQLite store, closed and so checkpointed into its one file: the same animals and key for another server. */
+export function copySqliteStore(store: PreparedStore, dir: string, name: string): PreparedStore {
+  const path = join(dir, `${name}.sqlite`);
+  copyFileSync(store.location, path);
+  return { ...store, env: { ...store.env, SQLITE_PATH: path }, location: path };
 }
 
 /** A new database `animal_store_bench_<random>` on DATABASE_URL's server, dropped by cleanup. */

@@ -1,7 +1,7 @@
 /**
  * The processes under test, each a child started through the one process helper
- * (scripts/lib/processes.ts): the production server exactly as `npm start` runs it, and the
- * bare node:http baseline. Both are timed from spawn to their first 200.
+ * (scripts/lib/processes.ts): the production server exactly as `npm start` runs it, the bare
+ * node:http baseline, the floor servers and the Fastify peer. Each is timed from spawn to its first 200.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,7 +83,7 @@ export interface Started {
   proc: RunningProcess;
   pid: number;
   origin: string;
-  /** Spawn to the first 200: GET /v1/pets?limit=1 with a key for the server, /healthz for the baseline. */
+  /** Spawn to the first 200: GET /v1/pets?limit=1 with a key for the server and the peer, /healthz for the others. */
   startMs: number;
 }
 
@@ -113,16 +113,19 @@ export async function startApi(store: PreparedStore, label: string, command: Ser
 /** Which layers a floor server (./floorServer.ts) puts between node:http and our handlers. */
 export type FloorRouter = 'none' | 'openapi-backend';
 
-/**
- * A floor server on `store`: our key check, handlers, store and the contract's headers, with
- * `router` in front; with the node flags of `npm start` and --server-node-args, as the server.
- */
-export async function startFloor(store: PreparedStore, router: FloorRouter, opts: BenchOptions): Promise<ApiServer> {
-  const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...store.env, FLOOR_ROUTER: router, BENCH_PARENT: String(process.pid) };
+/** A server of the bench's own (`file` in bench/, through tsx) on `store`, with npm start's node flags and --server-node-args, as the server; up at a 200 on `path`. */
+async function startBenchServer(label: string, file: string, path: string, store: PreparedStore, opts: BenchOptions, env: Record<string, string> = {}): Promise<ApiServer> {
   const startFlags = npmStartCommand().nodeArgs.slice(0, -1);
-  const args = [...opts.serverNodeArgs, ...startFlags, '--import', 'tsx', join('bench', 'floorServer.ts')];
-  return { ...(await startNode(`floor (${router})`, args, env, '/healthz')), store };
+  const args = [...opts.serverNodeArgs, ...startFlags, '--import', 'tsx', join('bench', file)];
+  const childEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...store.env, ...env, BENCH_PARENT: String(process.pid) };
+  return { ...(await startNode(label, args, childEnv, path, auth(store.key))), store };
 }
+
+/** A floor server on `store`: our key check, handlers, store and the contract's headers, with `router` in front. */
+export const startFloor = (store: PreparedStore, router: FloorRouter, opts: BenchOptions) => startBenchServer(`floor (${router})`, 'floorServer.ts', '/healthz', store, opts, { FLOOR_ROUTER: router });
+
+/** The Fastify peer (./peer.ts) on `store`, a copy of the SQLite store of its own. */
+export const startPeer = (store: PreparedStore, opts: BenchOptions) => startBenchServer('Fastify peer', 'peer.ts', '/v1/pets?limit=1', store, opts);
 
 /** Stops a server, SIGKILL after `graceMs` (a profiled one needs longer to write its profile). */
 export async function stop(target: Started, graceMs = 5000): Promise<void> {
