@@ -7,7 +7,7 @@ import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { childPids } from './cleanup.js';
 import { cpuSnapshot, cpuUse, type CpuSnapshot, type CpuUse } from './measure.js';
-import { monotonicUs, percentile, round2, sleep } from './stats.js';
+import { percentile, round2, sleep } from './stats.js';
 
 // autocannon is CommonJS without bundled types: the slice of its API used here.
 
@@ -64,8 +64,6 @@ export interface RunResult {
   cpu: CpuUse;
   /** From the start of the run until every connection had had a response. */
   rampMs: number;
-  /** The measured part of the run, in µs on the monotonic clock. */
-  window: { from: number; to: number };
 }
 
 /** Never wait for the ramp-up longer than this: a connection that gets no answer must not stall the run. */
@@ -78,7 +76,9 @@ interface Window {
   rampMs: number;
   /** CPU at the start of the measured window (undefined when it never started). */
   before: CpuSnapshot | undefined;
-  window: { from: number; to: number };
+  /** The measured window, in ms (performance.now()). */
+  from: number;
+  to: number;
 }
 
 /**
@@ -89,13 +89,13 @@ interface Window {
  * ramp-up would be the p99. `rampMs` keeps it.)
  */
 function measuredWindow(instance: AcInstance, serverPid: number, timing: LoadTiming): Promise<Window> {
-  const w: Window = { latencies: [], statuses: {}, errors: 0, rampMs: Number.NaN, before: undefined, window: { from: 0, to: 0 } };
+  const w: Window = { latencies: [], statuses: {}, errors: 0, rampMs: Number.NaN, before: undefined, from: 0, to: 0 };
   const seen = new Set<unknown>();
   const started = performance.now();
   let phase: 'warmup' | 'measuring' | 'done' = 'warmup';
   return new Promise<Window>((resolve) => {
     const end = () => {
-      if (w.window.to === 0) w.window.to = monotonicUs();
+      if (w.to === 0) w.to = performance.now();
       phase = 'done';
       clearTimeout(forced);
       resolve(w);
@@ -104,7 +104,7 @@ function measuredWindow(instance: AcInstance, serverPid: number, timing: LoadTim
       if (phase !== 'warmup') return;
       phase = 'measuring';
       w.before = cpuSnapshot(serverPid);
-      w.window.from = monotonicUs();
+      w.from = performance.now();
       setTimeout(() => {
         end();
         instance.stop();
@@ -137,7 +137,7 @@ export async function runLoad(request: LoadRequest, expected: number, serverPid:
   const w = await measuredWindow(instance, serverPid, timing);
   const after = cpuSnapshot(serverPid);
   const result = await instance;
-  const seconds = (w.window.to - w.window.from) / 1e6;
+  const seconds = (w.to - w.from) / 1000;
   const total = w.latencies.length;
   const sorted = Float64Array.from(w.latencies).sort();
   let unexpected = 0;
@@ -156,6 +156,5 @@ export async function runLoad(request: LoadRequest, expected: number, serverPid:
     responseBytes: Math.round(result.throughput.average / Math.max(1, result.requests.average)),
     cpu: cpuUse(w.before ?? after, after, serverPid, total, childPids()),
     rampMs: w.rampMs,
-    window: w.window,
   };
 }

@@ -1,33 +1,34 @@
-/** `npm run bench` flags: the help text, and the options a run reads (written to results.json as they are). */
+/** `npm run bench` flags: the help text, and the options a run reads (written to the results file as they are). */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/paths.js';
 
 export const HELP = `Usage: npm run bench -- [flags]
 
-Starts, as child processes, a bare node:http baseline (answering GET /v1/pets?limit=20 with the
-server's own first page, after a bearer check) and the production server (dist/, built by
-\`npm run -s build\` when older than its sources; NODE_ENV=production, LOG_LEVEL=silent) on a
-fresh SQLite store seeded with --pets animals, plus the same server on a fresh PostgreSQL
-database (animal_store_bench_<random>, dropped afterwards) when DATABASE_URL is set.
+Starts, as child processes, on fresh stores of --pets animals: a bare node:http ceiling (the
+server's own first page after a bearer check), our production server (dist/, built by
+\`npm run -s build\` when older than its sources; NODE_ENV=production, LOG_LEVEL=silent), the
+Fastify peer (bench/peer.ts: Fastify + fastify-openapi-glue from the same spec, plain
+better-sqlite3, on its own copy of the SQLite store) and the two floor servers
+(bench/floorServer.ts: our key check, handlers and store without a router, then with
+openapi-backend); on PostgreSQL too (database animal_store_bench_<random>, dropped afterwards)
+when DATABASE_URL is set.
 
-Then --rounds interleaved rounds (baseline, SQLite server, PostgreSQL server; again), each
-scenario one autocannon run of --connections connections: a warm-up of --warmup s that also
-lasts until every connection has had a response, then --duration s measured. Scenarios:
-listPets limit=20 and 100, listPets status=sold with a deep cursor (30 'next' links in), getPet
-over ids across the store, a 401 (bad key), a 400 (limit=0), createPet; plus GET /healthz (the
-server's floor: no key, no store; SQLite only) as a diagnostic. Reported: medians across rounds
-of req/s, p50/p99/max latency, the ratio to the baseline of the same round, the server's CPU
-time per request, and how busy the machine was with other work. Also: cold start (spawn to the
-first 200 of the API, GET /v1/pets?limit=1 with a key), RSS after load, and listPets latency on a
-1,000-pet store vs a --big store (one connection, sequential).
+Then --rounds interleaved rounds: per scenario, every target that answers it, one autocannon run
+each of --connections connections (a warm-up of --warmup s, until every connection has had a
+response, then --duration s measured). Scenarios: listPets limit=20 and 100, listPets
+status=sold with a deep cursor, getPet over ids across the store, a 401, a 400 (limit=0),
+createPet, GET /healthz (SQLite). The peer runs listPets limit=20, getPet and createPet; the
+floors listPets limit=20 and getPet. Also: cold start (spawn to the first 200 of the API), RSS
+after load, listPets latency on a 1,000-pet store against a --big one.
 
-Prints markdown tables, then each budget of issue 11 as met or missed with its measured ratio or
-figure (never enforced), then the per-request cost of metrics (bench/metricsCost.ts) and of rate
-limiting (bench/rateLimitCost.ts), measured in process; writes bench/results.json. Children, temp
-files and the PostgreSQL database are removed on exit, error or Ctrl-C. Where a request's time
-goes: \`npx tsx bench/stages.ts\` (µs per request per stage, each store) and \`npx tsx bench/pgcost.ts\`
-(node-postgres's client CPU per query, layer by layer).
+Prints a markdown table (medians across rounds of req/s, p50/p99, server CPU µs per request,
+× baseline and × peer: ratios of the same round), the machine's other load, and a verdict per
+goal of issue 21 (reported, never enforced): getPet and listPets ≥ 1.0× peer, createPet ≥ 3×
+peer, openapi-backend's layer ≤ 10 µs of CPU per getPet (floor + openapi-backend minus the floor
+without router), PostgreSQL reads ≥ 0.9× their no-router floor, RSS after load ≤ 120 MiB, cold
+start ≤ 400 ms. Writes every figure to --out (not committed). Children, temp files and the
+PostgreSQL database are removed on exit, error or Ctrl-C.
 
 Flags:
   --duration <s>      measured seconds per scenario per round (default 4; 2.5 when PostgreSQL also runs)
@@ -44,21 +45,17 @@ Flags:
   --no-build          do not build dist/ first, even when it is older than its sources; use it as it is
   --tsx               run the server from source (node --import tsx src/main.ts) instead of dist/
   --server-node-args="<flags>"
-                      extra node flags for the server processes only, to try a setting, e.g.
-                      --server-node-args="--max-semi-space-size=8" (note the =)
-  --profile           also CPU-profile one more server process (node --cpu-prof): its start-up
-                      and one listPets limit=20 run; prints where the time goes and writes
-                      bench/listPets.cpuprofile (open it in Chrome DevTools)
-  --no-floors         skip the floor servers (bench/floorServer.ts): node:http with our key check,
-                      handlers, store and the contract's headers, without a router and then with
-                      openapi-backend, run on listPets limit=20 and getPet next to the server
-  --out <file>        where to write the JSON results (default bench/results.json)
+                      extra node flags for the server, floor and peer processes, to try a setting,
+                      e.g. --server-node-args="--max-semi-space-size=8" (note the =)
+  --no-floors         skip the floor servers (and the verdicts that need them)
+  --no-peer           skip the Fastify peer (and the verdicts that need it)
+  --out <file>        where to write the JSON results (default bench/results/latest.json, git-ignored)
   -h, --help          this text
 
-Total runtime with the defaults on a 2-core machine: about 3 minutes for SQLite only, about
-4 minutes with PostgreSQL (the default duration drops to 2.5 s then).`;
+Total runtime with the defaults on a 2-core machine: about 4 minutes for SQLite only, about
+6 minutes with PostgreSQL (the default duration drops to 2.5 s then).`;
 
-/** Key order is results.json's `options` order. */
+/** Key order is the results file's `options` order. */
 export interface BenchOptions {
   duration: number;
   warmup: number;
@@ -73,9 +70,10 @@ export interface BenchOptions {
   build: boolean;
   tsx: boolean;
   serverNodeArgs: string[];
-  profile: boolean;
   /** Also run the floor servers (bench/floorServer.ts): the store and contract without our HTTP layers, then with openapi-backend. */
   floors: boolean;
+  /** Also run the Fastify peer (bench/peer.ts) on SQLite. */
+  peer: boolean;
   out: string;
 }
 
@@ -83,7 +81,7 @@ export type ParsedCommandLine =
   | { kind: 'help' }
   /** A usage error: the message to print before the help text. */
   | { kind: 'error'; message: string }
-  /** `databaseUrl` is kept out of the options, so that no credential reaches results.json. */
+  /** `databaseUrl` is kept out of the options, so that no credential reaches the results file. */
   | { kind: 'run'; options: BenchOptions; databaseUrl: string | undefined };
 
 class UsageError extends Error {}
@@ -109,8 +107,8 @@ const FLAGS = {
   'no-build': { type: 'boolean', default: false },
   tsx: { type: 'boolean', default: false },
   'server-node-args': { type: 'string' },
-  profile: { type: 'boolean', default: false },
   'no-floors': { type: 'boolean', default: false },
+  'no-peer': { type: 'boolean', default: false },
   out: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -138,9 +136,9 @@ export function parseCommandLine(args: readonly string[], env: NodeJS.ProcessEnv
       build: !flags['no-build'] && !flags.tsx,
       tsx: flags.tsx,
       serverNodeArgs: (flags['server-node-args'] ?? '').split(/\s+/).filter(Boolean),
-      profile: flags.profile,
       floors: !flags['no-floors'],
-      out: flags.out ?? join(projectRoot, 'bench', 'results.json'),
+      peer: !flags['no-peer'],
+      out: flags.out ?? join(projectRoot, 'bench', 'results', 'latest.json'),
     };
     return { kind: 'run', options, databaseUrl };
   } catch (error) {

@@ -1,20 +1,18 @@
 /**
  * One benchmark run, step by step: build, seed the stores, time cold starts, start the targets,
- * run the interleaved load rounds, read memory, optionally profile, compare a small and a big
- * store, then judge the budgets, print the report and write results.json.
+ * run the interleaved load rounds, read memory, compare a small and a big store, then judge
+ * issue 21's goals, print the report and write the results file.
  */
 import { dropDatabases, makeTempDir } from './cleanup.js';
 import { runLoad, type RunResult } from './load.js';
 import { memoryOf, type Memory } from './measure.js';
 import type { BenchOptions } from './options.js';
-import { profileListPets, type ListPetsProfile } from './profile.js';
 import { printReport, summarise, writeResults, type Outcome, type RoundResult, type ScenarioSummary } from './report.js';
-import { describeMetricsCost, measureMetricsCost } from './metricsCost.js';
-import { measureScale, type Scale } from './scale.js';
-import { BASELINES, buildScenarios, deepCursor, judgeBudgets, type Budget, type DeepCursor, type Scenario } from './scenarios.js';
+import { measureScale } from './scale.js';
+import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, judgeGoals, LIST_PETS, PEER, sameRound, type DeepCursor, type Scenario } from './scenarios.js';
 import { log, median, round2, runStarted } from './stats.js';
-import { prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
-import { auth, serverCommand, startApi, startBaseline, startFloor, stop, type ApiServer, type FloorRouter, type ServerCommand, type Started } from './targets.js';
+import { copySqliteStore, prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
+import { auth, serverCommand, startApi, startBaseline, startFloor, startPeer, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
 
 interface Seeded {
   store: PreparedStore;
@@ -32,11 +30,13 @@ async function seed(what: string, prepare: () => Promise<PreparedStore>): Promis
 /** The load-test stores: SQLite always, PostgreSQL when DATABASE_URL is set and not --no-postgres. */
 async function prepareStores(dir: string, opts: BenchOptions, databaseUrl: string | undefined, notes: string[]) {
   const sqlite = await seed(`${opts.pets} pets into SQLite`, () => prepareSqliteStore(dir, 'load', opts.pets, 'kysely'));
+  // Copied before any server opens the store: the peer starts from the very same animals and key.
+  const peer = opts.peer ? copySqliteStore(sqlite.store, dir, 'peer') : undefined;
   let postgres: Seeded | undefined;
   if (opts.postgres && databaseUrl) postgres = await seed(`${opts.pets} pets into PostgreSQL`, () => preparePostgresStore(databaseUrl, opts.pets));
   else if (databaseUrl) notes.push('DATABASE_URL is set but --no-postgres skipped PostgreSQL.');
   else notes.push('DATABASE_URL is not set: PostgreSQL scenarios skipped.');
-  return { sqlite, postgres };
+  return { sqlite, peer, postgres };
 }
 
 /** Cold starts one after another, with nothing else running: spawn to the first 200 of the API. */
@@ -53,17 +53,19 @@ async function timeColdStarts(store: PreparedStore, command: ServerCommand, opts
 
 interface Target {
   name: string;
+  /** Our server's store: the targets of one store run one after another, per scenario. */
+  store: string;
   server: ApiServer;
   scenarios: Scenario[];
-  /** The server's deep cursor; a floor server has none. */
+  /** Our server's deep cursor; a floor server or the peer has none. */
   deep?: Omit<DeepCursor, 'cursor'>;
-  /** A floor server (./floorServer.ts): reported beside the server, never judged against the budgets. */
-  floor?: FloorRouter;
+  /** Our server, rather than a floor server or the peer: its RSS is a goal. */
+  ours: boolean;
 }
 
-/** The scenarios a floor server answers: the two the throughput budgets are about. */
-const FLOOR_SCENARIOS = new Set(['listPets limit=20', 'getPet (ids across store)']);
-const FLOOR_NAMES: Readonly<Record<FloorRouter, string>> = { none: 'floor, no router', 'openapi-backend': 'floor + openapi-backend' };
+/** The scenarios a floor server answers, and the Fastify peer's. */
+const FLOOR_SCENARIOS = new Set([LIST_PETS, GET_PET]);
+const PEER_SCENARIOS = new Set([LIST_PETS, GET_PET, 'createPet']);
 
 interface Setup {
   targets: Target[];
@@ -85,7 +87,7 @@ async function startCeiling(firstPage: string, key: string): Promise<{ baseline:
   return { baseline, bodyBytes: Buffer.byteLength(body) };
 }
 
-async function startTargets(stores: { sqlite: Seeded; postgres: Seeded | undefined }, command: ServerCommand, opts: BenchOptions): Promise<Setup> {
+async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | undefined; postgres: Seeded | undefined }, command: ServerCommand, opts: BenchOptions): Promise<Setup> {
   const key = stores.sqlite.store.key;
   const sqlite = await startApi(stores.sqlite.store, 'server (sqlite)', command, opts);
   const response = await fetch(`${sqlite.origin}/v1/pets?limit=20`, { headers: auth(key) });
@@ -98,11 +100,16 @@ async function startTargets(stores: { sqlite: Seeded; postgres: Seeded | undefin
     const { cursor, ...deep } = await deepCursor(server.origin, server.store, 30);
     log(`${name}: deep cursor after ${deep.hops} next links (after id ${deep.afterId ?? '?'})`);
     const scenarios = buildScenarios(cursor, opts.pets, name === 'sqlite');
-    targets.push({ name, server, scenarios, deep });
+    targets.push({ name, store: name, server, scenarios, deep, ours: true });
+    if (name === 'sqlite' && stores.peer) {
+      const peer = await startPeer(stores.peer, opts);
+      log(`Fastify peer up in ${Math.round(peer.startMs)} ms`);
+      targets.push({ name: `${name} ${PEER}`, store: name, server: peer, scenarios: scenarios.filter((s) => PEER_SCENARIOS.has(s.name)), ours: false });
+    }
     if (!opts.floors) continue;
     for (const router of ['none', 'openapi-backend'] as const) {
       const floor = await startFloor(server.store, router, opts);
-      targets.push({ name: `${name} ${FLOOR_NAMES[router]}`, server: floor, scenarios: scenarios.filter((s) => FLOOR_SCENARIOS.has(s.name)), floor: router });
+      targets.push({ name: `${name} ${FLOOR_NAMES[router]}`, store: name, server: floor, scenarios: scenarios.filter((s) => FLOOR_SCENARIOS.has(s.name)), ours: false });
     }
   }
   const { baseline, bodyBytes } = await startCeiling(firstPage, key);
@@ -118,7 +125,11 @@ function describe(r: RunResult, closes: boolean | undefined): string {
 
 const runKey = (target: string, scenario: Scenario) => `${target}\u0000${scenario.name}`;
 
-/** --rounds rounds; in each the ceiling first, then every server, so that drift over the run hits all of them. */
+/**
+ * --rounds rounds; in each the ceiling first, then each store's scenarios in turn, every target
+ * that answers one back to back (in the opposite order every other round), so that the ratios of
+ * one round compare runs a few seconds apart and drift over the run hits all of them.
+ */
 async function runRounds(setup: Setup, opts: BenchOptions): Promise<Map<string, RoundResult[]>> {
   const runs = new Map<string, RoundResult[]>();
   const record = (target: string, scenario: Scenario, r: RoundResult) => runs.set(runKey(target, scenario), [...(runs.get(runKey(target, scenario)) ?? []), r]);
@@ -132,12 +143,18 @@ async function runRounds(setup: Setup, opts: BenchOptions): Promise<Map<string, 
       record('baseline', scenario, { ...b, baselineRps: b.rps });
       log(`round ${round} baseline ${scenario.name}: ${describe(b, scenario.closes)}`);
     }
-    for (const tg of setup.targets) {
-      for (const scenario of tg.scenarios) {
-        const r = await runLoad(scenario.request(tg.server.origin, tg.server.store.key), scenario.expected, tg.server.pid, opts);
-        const baselineRps = (scenario.closes ? ceiling[1] : ceiling[0]) ?? Number.NaN;
-        record(tg.name, scenario, { ...r, baselineRps });
-        log(`round ${round} ${tg.name} ${scenario.name}: ${describe(r, scenario.closes)}, ${round2(r.rps / baselineRps)}× baseline`);
+    for (const store of new Set(setup.targets.map((tg) => tg.store))) {
+      const targets = setup.targets.filter((tg) => tg.store === store);
+      if (round % 2 === 0) targets.reverse();
+      for (const name of new Set(targets.flatMap((tg) => tg.scenarios.map((s) => s.name)))) {
+        for (const tg of targets) {
+          const scenario = tg.scenarios.find((s) => s.name === name);
+          if (!scenario) continue;
+          const r = await runLoad(scenario.request(tg.server.origin, tg.server.store.key), scenario.expected, tg.server.pid, opts);
+          const baselineRps = (scenario.closes ? ceiling[1] : ceiling[0]) ?? Number.NaN;
+          record(tg.name, scenario, { ...r, baselineRps });
+          log(`round ${round} ${tg.name} ${scenario.name}: ${describe(r, scenario.closes)}, ${round2(r.rps / baselineRps)}× baseline`);
+        }
       }
     }
   }
@@ -153,55 +170,14 @@ function memoryAfterLoad(setup: Setup): Record<string, Memory> {
 }
 
 function summariseAll(setup: Setup, runs: Map<string, RoundResult[]>, connections: number): ScenarioSummary[] {
-  return [
+  const summaries = [
     ...BASELINES.map((scenario) => summarise('baseline', scenario, runs.get(runKey('baseline', scenario)) ?? [], connections)),
     ...setup.targets.flatMap((tg) => tg.scenarios.map((scenario) => summarise(tg.name, scenario, runs.get(runKey(tg.name, scenario)) ?? [], connections))),
   ];
-}
-
-/** With --profile: the SQLite server is done, so it is stopped and a profiled one gets the machine. */
-async function profileIfAsked(setup: Setup, command: ServerCommand, opts: BenchOptions, dir: string, notes: string[]): Promise<ListPetsProfile | undefined> {
-  const [sqlite] = setup.targets;
-  if (!opts.profile || !sqlite) return undefined;
-  await stop(sqlite.server);
-  const scenario = sqlite.scenarios.find((s) => s.name === 'listPets limit=20');
-  return scenario && profileListPets(sqlite.server.store, scenario, command, opts, dir, notes);
-}
-
-function budgetsOf(setup: Setup, summaries: ScenarioSummary[], memory: Record<string, Memory>, coldStartMedianMs: number, scale: Scale, opts: BenchOptions): Budget[] {
-  return judgeBudgets({
-    targets: setup.targets.filter((tg) => tg.floor === undefined).map((tg) => tg.name),
-    summaries,
-    rssMiB: Object.fromEntries(Object.entries(memory).map(([name, m]) => [name, m.rssMiB])),
-    coldStartMedianMs,
-    scale: scale.rows,
-    connections: opts.connections,
-    smallPets: opts.smallPets,
-    big: opts.big,
-  });
-}
-
-/**
- * What METRICS_PORT and RATE_LIMIT cost per request, in this process once the servers are
- * stopped (both measure their hook in process, against the same loop without it). Rate
- * limiting's measurement (bench/rateLimitCost.ts) belongs to the rate limiter's module; a
- * failure to load or run either is a note, never a failed bench.
- */
-async function featureCosts(notes: string[]): Promise<string[]> {
-  const lines: string[] = [];
-  try {
-    lines.push(...describeMetricsCost(await measureMetricsCost()));
-  } catch (error) {
-    notes.push(`metrics cost not measured: ${error instanceof Error ? error.message : String(error)}`);
+  for (const s of summaries.filter((x) => x.target === 'sqlite')) {
+    s.ratioToPeer = sameRound(s, summaries.find((p) => p.target === `sqlite ${PEER}` && p.scenario === s.scenario), (a, b) => a.rps / b.rps);
   }
-  try {
-    const { measureRateLimitCost, describeRateLimitCost } = await import('./rateLimitCost.js');
-    lines.push(...describeRateLimitCost(await measureRateLimitCost()));
-  } catch (error) {
-    notes.push(`rate limit cost not measured: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  for (const line of lines) log(line);
-  return lines;
+  return summaries;
 }
 
 export async function run(opts: BenchOptions, databaseUrl: string | undefined): Promise<void> {
@@ -214,11 +190,9 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
   const setup = await startTargets(stores, command, opts);
   const runs = await runRounds(setup, opts);
   const memory = memoryAfterLoad(setup);
-  const profile = await profileIfAsked(setup, command, opts, dir, notes);
   await Promise.all([...setup.targets.map((tg) => stop(tg.server)), stop(setup.baseline)]);
   await dropDatabases();
   const scale = await measureScale(dir, command, opts);
-  const costs = await featureCosts(notes);
   const summaries = summariseAll(setup, runs, opts.connections);
   const coldStartMs = { runs: coldStarts, median: round2(median(coldStarts)) };
   const outcome: Outcome = {
@@ -237,9 +211,11 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
     coldStartMs,
     memory,
     scale,
-    budgets: budgetsOf(setup, summaries, memory, coldStartMs.median, scale, opts),
-    featureCosts: costs,
-    profile,
+    goals: judgeGoals({
+      summaries,
+      rssMiB: Object.fromEntries(setup.targets.filter((tg) => tg.ours).map((tg) => [tg.name, memory[tg.name]?.rssMiB ?? Number.NaN])),
+      coldStartMedianMs: coldStartMs.median,
+    }),
   };
   printReport(outcome);
   writeResults(outcome);

@@ -9,7 +9,7 @@ import { median, percentile, round2, round3, log } from './stats.js';
 import { prepareSqliteStore, type PreparedStore } from './stores.js';
 import { auth, startApi, stop, type ApiServer, type ServerCommand } from './targets.js';
 
-export interface ScaleRow {
+interface ScaleRow {
   position: string;
   smallP50Ms: number;
   bigP50Ms: number;
@@ -19,7 +19,7 @@ export interface ScaleRow {
 }
 
 /** Every batch's p50 and p99, per position and store. */
-export interface ScaleRaw {
+interface ScaleRaw {
   position: string;
   small: { p50: number[]; p99: number[] };
   big: { p50: number[]; p99: number[] };
@@ -27,7 +27,6 @@ export interface ScaleRaw {
 
 export interface Scale {
   rows: ScaleRow[];
-  raw: ScaleRaw[];
   seedMs: number;
 }
 
@@ -99,17 +98,9 @@ async function sample(small: Side, big: Side, opts: BenchOptions): Promise<Scale
   return raw;
 }
 
-function toRow(s: ScaleRaw): ScaleRow {
-  const smallP50 = median(s.small.p50);
-  const bigP50 = median(s.big.p50);
-  return {
-    position: s.position,
-    smallP50Ms: round3(smallP50),
-    bigP50Ms: round3(bigP50),
-    smallP99Ms: round3(median(s.small.p99)),
-    bigP99Ms: round3(median(s.big.p99)),
-    ratio: round2(bigP50 / smallP50),
-  };
+function toRow({ position, small, big }: ScaleRaw): ScaleRow {
+  const [smallP50, bigP50] = [median(small.p50), median(big.p50)];
+  return { position, smallP50Ms: round3(smallP50), bigP50Ms: round3(bigP50), smallP99Ms: round3(median(small.p99)), bigP99Ms: round3(median(big.p99)), ratio: round2(bigP50 / smallP50) };
 }
 
 /** Seeds a --smallPets and a --big store in `dir`, serves each, and compares their latencies. */
@@ -123,7 +114,7 @@ export async function measureScale(dir: string, command: ServerCommand, opts: Be
   const big = await startApi(bigStore, 'server (big store)', command, opts);
   try {
     const raw = await sample({ server: small, paths: positions(smallStore, opts.smallPets) }, { server: big, paths: positions(bigStore, opts.big) }, opts);
-    return { rows: raw.map(toRow), raw, seedMs };
+    return { rows: raw.map(toRow), seedMs };
   } finally {
     await Promise.all([stop(small), stop(big)]);
   }

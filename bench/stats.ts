@@ -25,6 +25,3 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 
 export const round2 = (n: number) => Math.round(n * 100) / 100;
 export const round3 = (n: number) => Math.round(n * 1000) / 1000;
-
-/** Microseconds on the monotonic clock, comparable with a V8 CPU profile's timestamps (both CLOCK_MONOTONIC on Linux). */
-export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
