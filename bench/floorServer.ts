@@ -1,5 +1,5 @@
 /**
- * A floor under the budgets, run by the benchmark as a child (`node --import tsx`): node:http,
+ * A floor under the server, run by the benchmark as a child (`node --import tsx`): node:http,
  * our key check, our handlers, store and cursor codec, and every header the contract's answer
  * carries (security headers, request id, ETag, deprecation, Link), written as the server writes
  * them (../src/http/exchange.ts, answerJson). What it leaves out is what lies between node:http
