@@ -15,7 +15,7 @@ import { redactApiKeys } from '../auth/apiKey.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
 import { drain, readJsonBody, type BodyRefusal } from './body.js';
-import type { Exchange } from './exchange.js';
+import { setAhead, type Exchange } from './exchange.js';
 import type { RateLimiter } from './rateLimit.js';
 import type { Responder } from './respond.js';
 import { callerOf, registerSecurityHandlers, unauthorizedAnswer, type KeyChecker } from './security.js';
@@ -115,7 +115,7 @@ function declaredParameters(operation: Operation, where: 'header' | 'cookie', va
 async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange: Exchange, caller: string): Promise<void> {
   const verdict = await rateLimit.consume(caller);
   const { headers } = verdict;
-  if (headers !== undefined) for (const name in headers) exchange.res.setHeader(name, headers[name] as string);
+  if (headers !== undefined) for (const name in headers) setAhead(exchange, name, headers[name] as string);
   if (verdict.allowed) return;
   if (exchange.body === 'unread') drain(exchange);
   throw new Refusal({ status: 429, code: 'rate_limited', message: verdict.message, headers: { 'Retry-After': String(verdict.retryAfterS) } });
@@ -193,7 +193,7 @@ export function createApi(options: ApiOptions): Api {
     },
     unauthorizedHandler: (context: Context, exchange: Exchange) => {
       // Nothing of the body is read past this point, so a bad key costs no body parsing.
-      exchange.res.setHeader('Connection', 'close');
+      setAhead(exchange, 'Connection', 'close');
       const answer = unauthorizedAnswer(context);
       responder.sendError(exchange, answer.status, answer.code, answer.message, { headers: answer.headers });
     },

@@ -25,7 +25,7 @@
  */
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { CorsOrigins } from '../config.js';
-import type { Exchange } from './exchange.js';
+import { setAhead, type Exchange } from './exchange.js';
 import { answerJson } from './respond.js';
 
 /**
@@ -124,8 +124,8 @@ export function createCors(options: CorsOptions): Cors {
       if (allowed !== undefined && !allowed.has(origin)) return false;
       const { req } = exchange;
       // The origin itself, even for `*`: one rule for both, and a page's own origin is what it checks.
-      exchange.res.setHeader('Access-Control-Allow-Origin', origin);
-      exchange.res.setHeader('Vary', 'Origin');
+      setAhead(exchange, 'Access-Control-Allow-Origin', origin);
+      setAhead(exchange, 'Vary', 'Origin');
       if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
         const url = req.url ?? '/';
         if (options.serves(url)) {
@@ -140,7 +140,7 @@ export function createCors(options: CorsOptions): Cors {
           }
         }
       }
-      exchange.res.setHeader('Access-Control-Expose-Headers', exposeHeaders);
+      setAhead(exchange, 'Access-Control-Expose-Headers', exposeHeaders);
       return false;
     },
   };

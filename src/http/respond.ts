@@ -1,41 +1,59 @@
 /**
  * The one way a response leaves the server (but the docs page and the raw contract): every JSON
  * body passed through the contract check before it is written, with the deprecation headers of
- * its operation, after the exchange's own headers (security headers, request id: ./exchange.ts).
+ * its operation, and the exchange's own headers (security headers, request id: ./exchange.ts),
+ * all in one `writeHead`.
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import { errorBody, JsonText, limitErrorBody, type ErrorBody, type ErrorCode, type LimitErrorCode } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
-import type { Exchange } from './exchange.js';
+import { EXCHANGE_HEADER_VALUE_AT, exchangeHeaders, valuePositions, type Exchange } from './exchange.js';
 import type { ResponseChecker } from './responseChecker.js';
 
 /**
- * Writes a JSON body with its media type and length (or none when `body` is undefined) after the
- * headers already set on the response.
+ * Writes a JSON body with its length (or none when `body` is undefined) after `headers`, a flat
+ * list (name, value, …) that it extends, in one `writeHead`: nothing per request but the
+ * serialisation itself. Headers set on the response before stay (node:http merges the list into them).
  */
-export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers: string[] = []): void {
   // A response the spec declares without content (204, say): no body, no media type.
   if (body === undefined) {
-    res.writeHead(status).end();
+    res.writeHead(status, headers).end();
     return;
   }
   const payload = Buffer.from(body instanceof JsonText ? body.text : JSON.stringify(body), 'utf8');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', payload.length);
-  res.writeHead(status).end(payload);
+  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(payload.length));
+  res.writeHead(status, headers).end(payload);
 }
 
 /**
- * Answers the exchange: `headers` (and `cacheControl`, which replaces the exchange's `no-store`)
- * on top of those the exchange set (./exchange.ts), then the body as writeJson writes it.
+ * Answers the exchange: its own headers (./exchange.ts; `cacheControl` replaces `no-store`), then
+ * `headers`, then the body as writeJson writes it. One of `headers` that names an exchange header
+ * (a Cache-Control a contract declares, say) replaces its value, as a later setHeader would: a
+ * flat list is written as it is, and would otherwise send the header twice.
  */
 export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, cacheControl?: string): void {
-  const { res } = exchange;
-  if (cacheControl !== undefined) res.setHeader('Cache-Control', cacheControl);
-  for (const name in headers) res.setHeader(name, headers[name] as string);
-  writeJson(res, status, body);
+  const list = exchangeHeaders(exchange, cacheControl);
+  const valueAt = exchange.ahead === undefined ? EXCHANGE_HEADER_VALUE_AT : valuePositions(list);
+  for (const name in headers) {
+    const at = valueAt.get(name.toLowerCase());
+    if (at === undefined) list.push(name, headers[name] as string);
+    else list[at] = headers[name] as string;
+  }
+  writeJson(exchange.res, status, body, list);
+}
+
+/**
+ * `{ ...a, ...b }` without the spread: on Node 20 spreading two non-empty objects costs about
+ * 1.7 µs here (getPet's ETag and deprecation headers), these loops about 0.1 µs.
+ */
+function merged(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): Record<string, string> {
+  const all: Record<string, string> = {};
+  for (const name in a) all[name] = a[name] as string;
+  for (const name in b) all[name] = b[name] as string;
+  return all;
 }
 
 /**
@@ -50,15 +68,17 @@ function isLimitErrorCode(code: ErrorCode | LimitErrorCode): code is LimitErrorC
 }
 
 /**
- * The headers the contract check judges: every header already on the response (the exchange's,
- * those set ahead: CORS, rate limits, the sandbox's marker), `cacheControl` and the ones passed
- * in, by lower-case name as node:http keeps them. Only in test and dev: production never copies them.
+ * The headers the contract check judges: every header already on the response (the sandbox's
+ * marker, a shutdown's Connection: close), the exchange's own (those set ahead included) and the
+ * ones passed in, by lower-case name as node:http keeps them. Only in test and dev: production
+ * never copies them.
  */
 function checkedHeaders(exchange: Exchange, headers: Record<string, string>, cacheControl: string | undefined): Record<string, string> {
   const { res } = exchange;
   const all: Record<string, string> = {};
   for (const name of res.getHeaderNames()) all[name] = String(res.getHeader(name));
-  if (cacheControl !== undefined) all['cache-control'] = cacheControl;
+  const own = exchangeHeaders(exchange, cacheControl);
+  for (let i = 0; i < own.length; i += 2) all[(own[i] as string).toLowerCase()] = own[i + 1] as string;
   for (const name in headers) all[name.toLowerCase()] = headers[name] as string;
   return all;
 }
@@ -85,7 +105,7 @@ export function createResponder(checker: ResponseChecker, deprecations: Readonly
   const deliver = (exchange: Exchange, status: number, body: unknown, headers: Record<string, string>, cacheControl?: string): void => {
     const { operationId } = exchange;
     const deprecation = operationId === undefined ? undefined : deprecations.get(operationId);
-    const all = deprecation ? { ...headers, ...deprecation } : headers;
+    const all = deprecation ? merged(headers, deprecation) : headers;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
       if (checker.check(operationId, status, body, checkedHeaders(exchange, all, cacheControl), request)) {

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { redactApiKeys } from '../auth/apiKey.js';
 import { SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../paths.js';
-import type { Exchange } from './exchange.js';
+import { setExchangeHeaders, type Exchange } from './exchange.js';
 import type { Responder } from './respond.js';
 
 // The rendered docs are one self-contained page: inline script and styles, nothing fetched from
@@ -115,6 +115,8 @@ export function createWeb(options: WebOptions): WebLane {
   });
   const listener = web as unknown as ExpressListener;
   return (exchange) => {
+    // Express writes its answers itself (setHeader, then its own end): the exchange's headers go first.
+    setExchangeHeaders(exchange);
     listener(exchange.req, exchange.res, (error?: unknown) => {
       if (error instanceof NotFound) {
         responder.sendError(exchange, 404, 'not_found', error.message);
