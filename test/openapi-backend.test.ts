@@ -160,13 +160,38 @@ describe('openapi-backend as the router and parameter parser', () => {
     expect(api.router.normalizeRequest({ method: 'Post', path: 'a?b', headers: {} })).toEqual({ method: 'post', path: '/a', headers: {} });
   });
 
-  it('patched: an operation\'s query parameters are tabled once per operation (by name, and those with JSON content)', () => {
+  it('patched: an operation\'s query parameters are tabled once per parameter list (by name, and those with JSON content); a new list gets a new table', () => {
     const operation = api.router.getOperation('getThing');
     if (!operation) throw new Error('getThing is in the document');
     const table = api.router.getQueryParameters(operation);
     expect(api.router.getQueryParameters(operation)).toBe(table);
     expect([...table.byName.keys()]).toEqual(['ids', 'tags', 'range', 'ratio', 'flag']);
     expect(table.json).toEqual([]);
+    const original = operation.parameters;
+    operation.parameters = [{ name: 'q', in: 'query', style: 'pipeDelimited', explode: false, schema: { type: 'array', items: { type: 'string' } } }];
+    try {
+      expect([...api.router.getQueryParameters(operation).byName.keys()]).toEqual(['q']);
+      expect(api.router.parseRequest({ method: 'GET', path: '/v1/things/1?q=a|b', headers: {} }, operation).query).toEqual({ q: ['a', 'b'] });
+    } finally {
+      operation.parameters = original;
+    }
+  });
+
+  it('patched: the request is parsed once, and the operation\'s parse reuses its headers, cookies and query', async () => {
+    const parsed = api.router.parseRequest({ method: 'GET', path: '/v1/things/3?tags=a,b', headers: { Cookie: 'session=x', 'X-A': '1' } });
+    const again = api.router.parseRequest({ method: 'GET', path: '/v1/things/3?ignored=1', headers: {} }, api.router.getOperation('getThing'), parsed);
+    expect(again.headers).toBe(parsed.headers);
+    expect(again.cookies).toBe(parsed.cookies);
+    expect(again).toMatchObject({ params: { thingId: '3' }, query: { tags: ['a', 'b'] }, cookies: { session: 'x' } });
+  });
+
+  it('patched: one path-parameter parser per template, kept across requests', async () => {
+    await get('/v1/things/3');
+    const parsers = (api.router as unknown as { pathParamParsers: Map<string, unknown> }).pathParamParsers;
+    const parser = parsers.get('/things/{thingId}');
+    expect(parser).toBeTypeOf('function');
+    expect(await get('/v1/things/4')).toMatchObject({ params: { thingId: 4 } });
+    expect(parsers.get('/things/{thingId}')).toBe(parser);
   });
 
   it('patched: with synchronous hooks and security handlers, the operation handler runs before handleRequest returns (no promise hop)', async () => {
@@ -184,6 +209,30 @@ describe('openapi-backend as the router and parameter parser', () => {
     later.register({ getSpecial: () => order.push('handler'), postSecurityHandler: () => new Promise<void>((resolve) => setTimeout(() => (order.push('hook'), resolve()), 5)) });
     await later.handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
     expect(order).toEqual(['hook', 'handler']);
+  });
+
+  it('patched: routing hooks and a synchronous security handler are not awaited either; asynchronous ones are', async () => {
+    const secured = { ...document, components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'x-key' } } }, security: [{ key: [] }] } as unknown as OpenApiDocument;
+    const seen: string[] = [];
+    const build = (asynchronous: boolean) => {
+      const backend = createOpenApiBackend(secured, '/v1');
+      backend.init();
+      const step = (name: string, value?: unknown) => () => {
+        seen.push(name);
+        return asynchronous ? Promise.resolve(value) : value;
+      };
+      backend.register({ getSpecial: () => seen.push('handler'), preRoutingHandler: step('preRouting'), postRoutingHandler: step('postRouting'), unauthorizedHandler: () => seen.push('refused') });
+      backend.registerSecurityHandler('key', step('key', { caller: 'c' }));
+      return backend;
+    };
+    const pending = build(false).handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
+    expect(seen).toEqual(['preRouting', 'postRouting', 'key', 'handler']);
+    await pending;
+    seen.length = 0;
+    const later = build(true).handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
+    expect(seen).toEqual(['preRouting']);
+    await later;
+    expect(seen).toEqual(['preRouting', 'postRouting', 'key', 'handler']);
   });
 });
 
