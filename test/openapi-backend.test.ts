@@ -185,6 +185,15 @@ describe('openapi-backend as the router and parameter parser', () => {
     expect(again).toMatchObject({ params: { thingId: '3' }, query: { tags: ['a', 'b'] }, cookies: { session: 'x' } });
   });
 
+  it('patched: path parameters parsed as bath parsed them, by one compiled RegExp per template: decoded, a bad escape a URIError', () => {
+    const operation = api.router.getOperation('getThing');
+    const parse = (path: string) => api.router.parseRequest({ method: 'GET', path, headers: {} }, operation).params;
+    expect(parse('/v1/things/a%20b%2Fc')).toEqual({ thingId: 'a b/c' });
+    expect(parse('/v1/things/5/')).toEqual({ thingId: '5' });
+    expect(() => parse('/v1/things/%E0%A4%A')).toThrow(URIError);
+    expect(parse('/v1/things/1/2')).toEqual({});
+  });
+
   it('patched: one path-parameter parser per template, kept across requests', async () => {
     await get('/v1/things/3');
     const parsers = (api.router as unknown as { pathParamParsers: Map<string, unknown> }).pathParamParsers;

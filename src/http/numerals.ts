@@ -72,10 +72,11 @@ function compileCheck(given: unknown, resolve: Resolve, depth = 0): Check | unde
   if (!schema || depth > 8) return undefined;
   const type = numericType(schema, resolve);
   const items = schema.items === undefined ? undefined : compileCheck(schema.items, resolve, depth + 1);
-  const properties = new Map<string, Check>();
+  // Each property with its JSON pointer segment, escaped once here rather than on every request.
+  const properties = new Map<string, [segment: string, check: Check]>();
   for (const [name, sub] of Object.entries(schema.properties ?? {})) {
     const check = compileCheck(sub, resolve, depth + 1);
-    if (check) properties.set(name, check);
+    if (check) properties.set(name, [`/${pointer(name)}`, check]);
   }
   if (!type && !items && properties.size === 0) return undefined;
   return (value, path, errors) => {
@@ -86,8 +87,8 @@ function compileCheck(given: unknown, resolve: Resolve, depth = 0): Check | unde
     } else if (Array.isArray(value)) {
       if (items) value.forEach((item, i) => items(item, `${path}/${i}`, errors));
     } else if (typeof value === 'object' && value !== null) {
-      for (const [name, check] of properties) {
-        if (name in value) check((value as Record<string, unknown>)[name], `${path}/${pointer(name)}`, errors);
+      for (const [name, [segment, check]] of properties) {
+        if (name in value) check((value as Record<string, unknown>)[name], path + segment, errors);
       }
     }
   };
@@ -107,14 +108,14 @@ export function useCanonicalNumerals(ajv: Ajv2020): void {
     compile(_enabled: unknown, parentSchema: object) {
       const root = parentSchema as Schema;
       const resolve = resolver(root);
-      const checks: Array<[location: string, check: Check]> = [];
+      const checks: Array<[location: string, path: string, check: Check]> = [];
       for (const location of LOCATIONS) {
         const check = compileCheck(root.properties?.[location], resolve);
-        if (check) checks.push([location, check]);
+        if (check) checks.push([location, `/${location}`, check]);
       }
       const validate = (data: Record<string, unknown>): boolean => {
         const errors: ErrorObject[] = [];
-        for (const [location, check] of checks) check(data[location], `/${location}`, errors);
+        for (const [location, path, check] of checks) check(data[location], path, errors);
         validate.errors = errors;
         return errors.length === 0;
       };
