@@ -38,8 +38,8 @@ const result = await build({
   sourcemap: true,
   // Whitespace and syntax minified: less text to parse at start. Identifiers are not renamed, so
   // stack traces and the logs' error types keep their names without esbuild's keepNames, whose
-  // __name(fn, "…") wrapper runs each time a named closure is created: measured under the
-  // bench's PostgreSQL getPet load, keepNames cost about 20 µs of server CPU per request.
+  // __name(fn, "…") wrapper runs each time a named closure is created (its cost under load:
+  // docs/performance.md).
   minifyWhitespace: true,
   minifySyntax: true,
   external: ['better-sqlite3', 'pg-native'],

@@ -54,7 +54,8 @@ const NO_STORE = SECURITY_HEADERS['Cache-Control'] as string;
  * `writeHead`: the security headers, the request id, `cacheControl` (`no-store` unless the answer
  * says otherwise) and those set ahead (setAhead). None is set on the response before the answer:
  * node:http writes a flat list passed to `writeHead` as it is, but merges it header by header into
- * any set before (the setHeader calls cost a few µs per answer under load).
+ * any set before; res.setHeader per header, or an object passed to writeHead, measured slower
+ * under load (docs/performance.md).
  */
 export function exchangeHeaders(exchange: Exchange, cacheControl: string = NO_STORE): string[] {
   const list = [...SECURITY_HEADER_LIST, 'X-Request-Id', exchange.requestId, 'Cache-Control', cacheControl];

@@ -139,9 +139,7 @@ function poolWithTimeoutsNamesAndEviction(pool: pg.Pool, isServing: () => boolea
   // One wrapper per pg client, made on its first checkout and reused: Kysely's PostgresDriver
   // keeps its connection object in a WeakMap keyed by what connect() returns, so a new wrapper
   // per checkout cost a new PostgresConnection and a new WeakMap entry per query, and the
-  // garbage collector's work on both (bench/pgcost.ts, 50 queries in flight: getPet through
-  // Kysely 31 µs of client CPU per query against 17–19 µs for the bare pool.query; 24 µs with
-  // the wrapper kept, 21 µs run directly as ./prepared.ts does now).
+  // garbage collector's work on both (measured: docs/performance.md).
   const wrappers = new WeakMap<pg.PoolClient, { client: PostgresPoolClient; broken: Error | undefined }>();
   const wrap = (client: pg.PoolClient) => {
     const wrapper: { client: PostgresPoolClient; broken: Error | undefined } = {

@@ -29,10 +29,9 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect, onBatch?:
   };
   // The database builds the page's JSON itself (json_group_array / json_agg): materialising each
   // row in JavaScript and serialising it again cost more than the rest of the query. Whether a
-  // next page exists is one indexed EXISTS past the page's last id. (Measured here on 10,000
-  // pets: ~49 µs, against ~60 µs for 21 rows read and stringified, and ~170 µs for the same JSON
-  // built with a row_number() window.) One compiled query per combination of filters, so each
-  // has its own plan and prepared statement.
+  // next page exists is one indexed EXISTS past the page's last id (a row_number() window building
+  // the same JSON measured slower still: docs/performance.md). One compiled query per combination
+  // of filters, so each has its own plan and prepared statement.
   type Page = { limit: number; status: PetStatus; afterId: number };
   type PageRow = { page: string | null; last_id: number | null; has_more: number | boolean };
   const preparePageQuery = (withStatus: boolean, withAfter: boolean) =>
@@ -50,8 +49,7 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect, onBatch?:
           : sql`json_group_array(json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) order by id)`;
       // `limit cast(? as integer)`, not `limit ?`: SQLite reads a bare bound LIMIT of a subquery
       // while planning, which marks the statement to be prepared again whenever the value is
-      // bound, that is on every call (measured here: 23 -> 10 µs for a first page, 37 -> 14 µs
-      // filtered past a cursor). The cast keeps the value out of the plan; PostgreSQL is unaffected.
+      // bound, that is on every call. The cast keeps the value out of the plan; PostgreSQL is unaffected.
       const query = sql<PageRow>`select page, last_id, exists(select 1 from pets p where ${sameFilter} p.id > agg.last_id) as has_more
         from (select ${json} as page, max(id) as last_id
               from (select id, name, category_id, status from pets ${where} order by id limit cast(${bind('limit')} as integer)) as rows_of_page) as agg`;

@@ -5,8 +5,8 @@
  *
  * Outside a transaction a call runs through the database's direct runner when ./database.ts
  * registered one (`runDirectly`): Kysely's executor wraps every query in its connection
- * provider, driver and result transform: about 1 µs per query on SQLite and 3–5 µs on PostgreSQL
- * here (bench/pgcost.ts), as much as a SQLite point read itself. The runner sends
+ * provider, driver and result transform, a cost of the order of a SQLite point read itself
+ * (docs/performance.md). The runner sends
  * the same compiled SQL and values over the same connections, with the same timeouts, statement
  * names and error handling; inside a transaction, the query goes through the transaction.
  */
