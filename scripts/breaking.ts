@@ -2,8 +2,9 @@
  * `tsx scripts/breaking.ts` (part of `npm run lint`): the breaking-change gate. The contract may
  * grow, never break: this fails with one `BREAKING:` line per break when spec/openapi.yaml would
  * break a client written against any released contract of its major version in spec/released/
- * (how to freeze one: README, "Releasing the contract and breaking changes"). A deliberate break
- * needs a new major version of the API (a /v2 contract); this gate has no switch to let one through.
+ * (how to freeze one: docs/contract.md, "Releasing the contract and breaking changes"). A
+ * deliberate break needs a new major version of the API (a /v2 contract); this gate has no switch
+ * to let one through.
  *
  * api-smart-diff finds and judges every change, with its rules corrected where they misjudge our
  * clients (scripts/lib/breakingRules.ts). Both documents are dereferenced first, so each change

@@ -402,8 +402,9 @@ describe('error bodies never carry stack traces, paths or SQL', () => {
     const json = (body: string, contentType = 'application/json', extra: Record<string, string> = {}) =>
       head('POST', '/v1/pets', { ...auth(), 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), ...extra }) + body;
     const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
-    // Each case with the status and Error code the contract and the README promise for it: a check
-    // that accepted any status ≥ 400 would pass a 500 or a wrong refusal.
+    // Each case with the status and Error code the contract and the guarantees
+    // (docs/architecture.md#guarantees) promise for it: a check that accepted any status ≥ 400
+    // would pass a 500 or a wrong refusal.
     const cases: Array<[string, string, number, string]> = [
       ['limit not a number', head('GET', '/v1/pets?limit=abc', auth()), 400, 'validation_failed'],
       ['limit too large', head('GET', '/v1/pets?limit=100000', auth()), 400, 'validation_failed'],

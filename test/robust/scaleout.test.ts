@@ -1,6 +1,6 @@
 /**
  * Scale-out: two instances of the production server (child processes) share one PostgreSQL
- * database, as the README's scale-out path promises they can.
+ * database, as the scale-out path promises they can (docs/operations.md#scale-out).
  *
  *   - 1,000 creates, IN_FLIGHT at a time, each sent to one instance or the other at random: every
  *     one is answered 201 with the pet that was sent, and no id is handed out twice.

@@ -118,9 +118,10 @@ export function invalidListCases(ctx: ListContext): fc.Arbitrary<InvalidCase> {
     expect: { kind: 'reject', statuses: [400] },
   }));
   const names = params.map((p) => p.name);
-  // Unknown query parameters are a 400 (README, "Decisions"): validation_failed naming the
-  // parameter. A name with brackets is read the way the query parser reads it (`a[b]` is `a`,
-  // `limit[]` is `limit` as an array), so the 400 names that: only its status and code are pinned.
+  // Unknown query parameters are a 400 (docs/contract.md, "Decisions where the interface document
+  // is silent"): validation_failed naming the parameter. A name with brackets is read the way the
+  // query parser reads it (`a[b]` is `a`, `limit[]` is `limit` as an array), so the 400 names that:
+  // only its status and code are pinned.
   // A pair without a name (`?=x`) is not a parameter at all: the 'odd query string' family has it.
   const unknown = fc
     .tuple(fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'offset', 'page', 'LIMIT', 'limit[]', 'status[0]', 'a.b'), fc.string({ minLength: 1, maxLength: 6 })), fc.string({ maxLength: 6 }))
