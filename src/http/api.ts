@@ -243,7 +243,7 @@ export function createApi(options: ApiOptions): Api {
         },
         (error: unknown) => {
           if (error instanceof URIError) {
-            // openapi-backend's path parsing (bath-es5) decodes each segment and throws on a bad escape.
+            // openapi-backend's path parsing decodes each parameter (decodeURIComponent) and throws on a bad escape.
             const details = [{ in: 'path' as const, field: '', message: 'is not valid percent-encoding' }];
             responder.sendError(exchange, 400, 'validation_failed', summariseDetails(details), { details });
             return;
