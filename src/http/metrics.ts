@@ -113,8 +113,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
-      writeJson(res, 405, errorBody(405, 'method_not_allowed', `${req.method ?? ''} is not allowed on /metrics; use GET, HEAD.`));
+      writeJson(res, 405, errorBody(405, 'method_not_allowed', `${req.method ?? ''} is not allowed on /metrics; use GET, HEAD.`), ['Allow', 'GET, HEAD']);
       return;
     }
     registry.metrics().then(
