@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Keys look like `ask_` + 43 base64url characters: 256 random bits, easy to spot in a leak scan. */
 export const API_KEY_PREFIX = 'ask_';
@@ -17,7 +17,7 @@ export function isWellFormedApiKey(candidate: string): boolean {
  * a fast hash keeps the per-request check cheap.
  */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 const KEY_ANYWHERE = /ask_[A-Za-z0-9_-]{43}/g;

@@ -145,32 +145,43 @@ export function createApi(options: ApiOptions): Api {
   const conditional = conditionalOperations(backend);
 
   /**
-   * openapi-backend's handler for one operation: calls our handler with the typed request, sends
-   * its result; a 200 of a conditional operation is tagged, and answered 304 when If-None-Match matches.
+   * openapi-backend's handler for one operation: calls our handler with the typed request and
+   * sends its result when it settles; a 200 of a conditional operation is tagged, and answered
+   * 304 when If-None-Match matches. It returns nothing to wait for: openapi-backend's pipeline
+   * ends as soon as the handler is called, so none of its promises lives across the handler's
+   * database wait (under PostgreSQL load such promises outlived young-generation collections).
    */
-  const callHandler = (handler: AnyHandler, tagged: boolean) => async (context: Context, exchange: Exchange) => {
+  const callHandler = (handler: AnyHandler, tagged: boolean) => (context: Context, exchange: Exchange): void => {
     const operation = context.operation;
     const request = context.request;
-    let result: Result;
+    const answer = (result: Result): void => {
+      try {
+        const headers = result.headers ? { ...result.headers } : {};
+        if (tagged && result.status === 200) responder.sendTagged(exchange, result.body, headers, exchange.req.headers['if-none-match']);
+        else responder.send(exchange, result.status, result.body, headers);
+      } catch (error) {
+        responder.sendFailure(exchange, error);
+      }
+    };
+    const fail = (error: unknown): void => responder.sendFailure(exchange, error);
+    let pending: Promise<Result>;
     try {
-      result = await handler(
-      {
-        path: request.params,
-        query: request.query as Record<string, unknown>,
-        header: declaredParameters(operation, 'header', request.headers),
-        cookie: declaredParameters(operation, 'cookie', request.cookies),
-        body: request.requestBody,
-        caller: exchange.caller,
-      },
-      options.deps,
+      pending = handler(
+        {
+          path: request.params,
+          query: request.query as Record<string, unknown>,
+          header: declaredParameters(operation, 'header', request.headers),
+          cookie: declaredParameters(operation, 'cookie', request.cookies),
+          body: request.requestBody,
+          caller: exchange.caller,
+        },
+        options.deps,
       );
     } catch (error) {
-      responder.sendFailure(exchange, error);
+      fail(error);
       return;
     }
-    const headers = result.headers ? { ...result.headers } : {};
-    if (tagged && result.status === 200) responder.sendTagged(exchange, result.body, headers, exchange.req.headers['if-none-match']);
-    else responder.send(exchange, result.status, result.body, headers);
+    pending.then(answer, fail);
   };
 
   /** The methods a path has, for a 405's Allow header: asked of openapi-backend's router. */
@@ -178,7 +189,7 @@ export function createApi(options: ApiOptions): Api {
     return METHODS.filter((method) => backend.router.matchOperation({ method, path, headers: {} }) !== undefined).map((m) => m.toUpperCase());
   }
 
-  const operationHandlers: Record<string, (context: Context, exchange: Exchange) => Promise<void>> = {};
+  const operationHandlers: Record<string, (context: Context, exchange: Exchange) => void> = {};
   for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = callHandler(handler, conditional.has(operationId));
 
   backend.register({

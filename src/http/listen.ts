@@ -2,8 +2,8 @@
  * The HTTP server itself: node:http with the slow-client bounds, the parser's refusals answered
  * (./clientError.ts), and a close that lets in-flight requests finish.
  */
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../logger.js';
 import { answerClientErrors } from './clientError.js';
 
@@ -26,6 +26,10 @@ export interface HttpListener {
 }
 
 const SHUTDOWN_GRACE_MS = 10_000;
+
+const LATEST_RESPONSE = Symbol('latest response');
+/** A connection and the response to its latest request (answered or not). */
+type TrackedSocket = Socket & { [LATEST_RESPONSE]?: ServerResponse };
 
 /** Creates the HTTP server for `app` and resolves once it listens. */
 export async function listenHttp(app: RequestListener, options: ListenOptions): Promise<HttpListener> {
@@ -57,15 +61,25 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
   let closing: Promise<void> | undefined;
   // During shutdown, keep-alive connections are told to close after their current response, so
   // the process need not wait out the keep-alive timeout of clients that hold connections open.
-  const inFlight = new Set<ServerResponse>();
-  http.prependListener('request', (_req, res: ServerResponse) => {
+  // Tracked per connection, not per request: each socket remembers its latest response. A set of
+  // in-flight responses, each removed on its 'close', kept every response alive long enough to be
+  // promoted out of the young generation under PostgreSQL load, and the garbage collector's work
+  // on them was most of the server's gap to its floor there (docs/performance.md).
+  const connections = new Set<TrackedSocket>();
+  http.on('connection', (socket: TrackedSocket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  http.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+    (req.socket as TrackedSocket)[LATEST_RESPONSE] = res;
   });
   const close = () =>
     (closing ??= (async () => {
-      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      for (const socket of connections) {
+        const res = socket[LATEST_RESPONSE];
+        if (res !== undefined && !res.headersSent) res.setHeader('Connection', 'close');
+      }
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       const force = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);

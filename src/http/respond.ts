@@ -23,9 +23,9 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
     res.writeHead(status, headers).end();
     return;
   }
-  const payload = Buffer.from(body instanceof JsonText ? body.text : JSON.stringify(body), 'utf8');
-  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(payload.length));
-  res.writeHead(status, headers).end(payload);
+  const text = body instanceof JsonText ? body.text : JSON.stringify(body);
+  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text)));
+  res.writeHead(status, headers).end(text);
 }
 
 /**

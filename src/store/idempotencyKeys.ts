@@ -3,7 +3,7 @@
  * it writes, and what it leaves behind in the same transaction as its pet, so no crash can
  * separate the two. ./pets.ts runs these inside its group-commit transactions.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { prepare, type Executor } from './prepared.js';
 import type { Database, Dialect } from './schema.js';
@@ -53,7 +53,7 @@ function canonicalJson(value: unknown): string {
  * the request do not matter). Every field of the record counts, fields added to the spec later too.
  */
 export function fingerprintOf(pet: NewPetRecord): string {
-  return createHash('sha256').update(canonicalJson(pet)).digest('hex');
+  return hash('sha256', canonicalJson(pet), 'hex');
 }
 
 /** One string per caller and key: neither part can hold a newline (a caller id is hex or 'sandbox'; a key is visible ASCII). */
@@ -64,7 +64,7 @@ export const slotOf = (once: IdempotencyKey): string => `${once.caller}\n${once.
  * caller and key. Two keys sharing a number only make one of them wait for a 409's retry.
  */
 function lockNumberOf(once: IdempotencyKey): string {
-  const digest = createHash('sha256').update(slotOf(once)).digest();
+  const digest = hash('sha256', slotOf(once), 'buffer');
   return digest.readBigInt64BE(0).toString();
 }
 
