@@ -19,7 +19,14 @@ try {
 }
 const logger = createLogger(config.logLevel);
 
-const server = await startServer({ config, logger }).catch((error: unknown) => {
+const starting = startServer({ config, logger });
+// Listening before the signal handlers exist would let a SIGTERM sent as soon as the port answers
+// (a supervisor, a test) kill the process with no clean stop; a signal during the start waits for it.
+exitOnSignals(logger, {
+  stop: async () => (await starting).close(),
+  messages: { stopping: 'shutting down: finishing in-flight requests', stopped: 'stopped', failed: 'shutdown failed' },
+});
+const server = await starting.catch((error: unknown) => {
   logger.fatal({ err: error }, 'could not start');
   process.exit(1);
 });
@@ -45,10 +52,8 @@ if (server.bootstrapKey) {
     '',
   );
 }
+if (server.noActiveKey) {
+  banner.push('', 'No API key is active, so every request under the API is refused with 401.', 'Make one with `npm run keys -- create <name>` (it works here within seconds; the command says when).', '');
+}
 // One write, so whoever reads the console sees the whole banner at once.
 process.stdout.write(`${banner.join('\n')}\n`);
-
-exitOnSignals(logger, {
-  stop: () => server.close(),
-  messages: { stopping: 'shutting down: finishing in-flight requests', stopped: 'stopped', failed: 'shutdown failed' },
-});

@@ -31,6 +31,8 @@ export interface RunningServer {
   keyCache: KeyCache;
   /** Set when this start created the first key: show it once, never log it. */
   bootstrapKey?: { id: number; key: string };
+  /** True when no key is active (none made yet, or all revoked; not in the sandbox): the console says how to make one. */
+  noActiveKey?: boolean;
   violations: ContractViolation[];
   http: HttpListener['server'];
   /** `http://host:port` of the metrics listener (GET /metrics), when METRICS_PORT is set. */
@@ -66,12 +68,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const document = options.document ?? loadBundledSpec();
   const database = options.database ?? (await openDatabase(config));
   const keys = createApiKeyStore(database.db);
-
-  let bootstrapKey: RunningServer['bootstrapKey'];
-  if ((options.bootstrapKey ?? true) && (await keys.count()) === 0) {
-    const created = await keys.create('bootstrap');
-    bootstrapKey = { id: created.info.id, key: created.key };
-  }
 
   const keyCache = new KeyCache(keys, {
     refreshMs: config.keyRefreshMs,
@@ -141,7 +137,19 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     })());
 
   const running: RunningServer = { origin: httpServer.origin, basePath, database, keys, keyCache, violations, http: httpServer.server, close };
-  if (bootstrapKey) running.bootstrapKey = bootstrapKey;
+  // The first key is made only now that the server listens: a start that failed before (a port
+  // taken) would otherwise have stored a key that was never shown, and no later start shows one.
+  try {
+    if ((options.bootstrapKey ?? true) && (await keys.count()) === 0) {
+      const created = await keys.create('bootstrap');
+      running.bootstrapKey = { id: created.info.id, key: created.key };
+      if (!options.keyChecker) await keyCache.refresh();
+    }
+    if (!options.keyChecker && keyCache.activeCount() === 0) running.noActiveKey = true;
+  } catch (error) {
+    await close();
+    throw error;
+  }
   if (metricsServer) {
     running.metricsOrigin = metricsServer.origin;
     logger.info({ metrics: `${metricsServer.origin}/metrics` }, 'metrics listening');

@@ -96,6 +96,8 @@ describe('npm run keys (CLI, on a SQLite file)', () => {
       const created = await keysCli(dir, 'create', 'frontend team');
       const key = created.stdout.trim().split('\n').at(-1) ?? '';
       expect(key).toMatch(/^ask_[A-Za-z0-9_-]{43}$/);
+      // When it starts working: running servers reload the keys every KEY_REFRESH_MS (2 s by default).
+      expect(created.stderr).toContain('Running servers accept it within 2 s');
       const listed = await keysCli(dir, 'list');
       expect(listed.stdout).toMatch(/^1\s+frontend team\s+\d{4}-\d\d-\d\dT\S+\s+-$/m);
       expect(listed.stdout).not.toContain(key);

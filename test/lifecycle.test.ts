@@ -8,14 +8,16 @@
  * the server through `exec`), npm exits 0 and nothing is left holding the port.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProcess, type RunningProcess } from '../scripts/lib/processes.js';
+import { processGroupAlive, startProcess, type RunningProcess } from '../scripts/lib/processes.js';
 import { bundledServerArgs, ensureBundle, root, withBuildLock } from '../scripts/lib/bundle.js';
 import { SERVED_ORIGIN_PLACEHOLDER } from '../src/paths.js';
 import { createScratchDatabase } from '../scripts/lib/scratchDatabase.js';
+import pg from 'pg';
 
 interface Started {
   proc: RunningProcess;
@@ -103,22 +105,59 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
     }
   });
 
+  it('a first start that cannot listen (its port taken) stores no key, so the next start still shows one, which works at once; a start with every key revoked says how to make one', async () => {
+    const keyDir = mkdtempSync(join(tmpdir(), 'animal-store-first-key-'));
+    const keyEnv = { ...env, SQLITE_PATH: join(keyDir, 'store.sqlite'), HOST: '127.0.0.1' };
+    const blocker = createServer();
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        blocker.once('error', reject);
+        blocker.listen({ host: '127.0.0.1', port: 0 }, () => resolve((blocker.address() as AddressInfo).port));
+      });
+      const failed = startProcess(process.execPath, bundledServerArgs(), { cwd: root, env: { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', ...keyEnv, PORT: String(port) } });
+      const exit = await failed.exited;
+      expect(exit.code, failed.output()).not.toBe(0);
+      expect(failed.output()).toContain('EADDRINUSE');
+      expect(failed.output()).not.toMatch(/ask_[A-Za-z0-9_-]{43}/);
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+
+      const next = await start(keyEnv);
+      let keyId: string | undefined;
+      try {
+        const key = /^\s+(ask_[A-Za-z0-9_-]{43})$/m.exec(next.output())?.[1];
+        expect(key, `the start after a failed one showed no key:\n${next.output()}`).toBeDefined();
+        keyId = /one was created \(id (\d+)\)/.exec(next.output())?.[1];
+        // At once: the server loads the key it made before it says so.
+        const listed = await fetch(`${next.base}/pets`, { headers: { Authorization: `Bearer ${key}` } });
+        expect(listed.status).toBe(200);
+      } finally {
+        next.proc.child.kill('SIGTERM');
+        expect(await next.exited).toBe(0);
+      }
+
+      execFileSync(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/keys.ts', 'revoke', keyId ?? ''], { cwd: root, env: { ...process.env, DATABASE_URL: '', SQLITE_PATH: keyEnv.SQLITE_PATH }, stdio: 'pipe' });
+      const revoked = await start(keyEnv);
+      try {
+        expect(revoked.output()).toContain('No API key is active');
+        expect(revoked.output()).toContain('npm run keys -- create <name>');
+        expect(revoked.output()).not.toMatch(/ask_[A-Za-z0-9_-]{43}/);
+      } finally {
+        revoked.proc.child.kill('SIGTERM');
+        expect(await revoked.exited).toBe(0);
+      }
+    } finally {
+      if (blocker.listening) blocker.close();
+      rmSync(keyDir, { recursive: true, force: true });
+    }
+  });
+
   it('SIGTERM to the `npm start` process (what a supervisor or container runtime sends) stops the server gracefully: npm exits 0, no process is left, the port is free, an acknowledged write survives', async () => {
     const npmDir = mkdtempSync(join(tmpdir(), 'animal-store-npm-start-'));
     const npmEnv = { ...env, SQLITE_PATH: join(npmDir, 'store.sqlite') };
     // npm start gets its own process group (detached): "nothing left" is asked of the whole group,
     // npm, the shell it runs the script in, and what that started (an orphan stays in the group).
     const spawned: { npm?: RunningProcess } = {};
-    const groupAlive = () => {
-      const pid = spawned.npm?.child.pid;
-      if (pid === undefined) return false;
-      try {
-        process.kill(-pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const groupAlive = () => spawned.npm?.child.pid !== undefined && processGroupAlive(spawned.npm.child.pid);
     try {
       // `npm start` builds first, every time: under the build lock, so that no run of the robust
       // suite or the benchmark in this checkout builds dist/ at the same moment.
@@ -201,6 +240,41 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
         server.proc.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
       }
+    } finally {
+      await scratch.drop();
+    }
+  });
+
+  it.skipIf(!postgresUrl)('on PostgreSQL, a schema of its own in a shared database, as the README shows (search_path in the URL): every table lands there, none in public', async () => {
+    const scratch = await createScratchDatabase(postgresUrl ?? '', 'schema');
+    const tablesIn = async (schema: string) => {
+      const client = new pg.Client({ connectionString: scratch.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1 order by 1', [schema]);
+        return rows.map((row) => row.table_name);
+      } finally {
+        await client.end();
+      }
+    };
+    try {
+      const admin = new pg.Client({ connectionString: scratch.url });
+      await admin.connect();
+      await admin.query('create schema animal_store');
+      await admin.end();
+      const url = new URL(scratch.url);
+      url.searchParams.set('options', '-c search_path=animal_store');
+      const server = await start({ ...env, DATABASE_URL: url.toString() });
+      try {
+        const key = /^\s+(ask_[A-Za-z0-9_-]{43})$/m.exec(server.output())?.[1];
+        const listed = await fetch(`${server.base}/pets`, { headers: { Authorization: `Bearer ${key}` } });
+        expect(listed.status).toBe(200);
+      } finally {
+        server.proc.child.kill('SIGTERM');
+        expect(await server.exited).toBe(0);
+      }
+      expect(await tablesIn('animal_store')).toEqual(expect.arrayContaining(['api_keys', 'idempotency_keys', 'kysely_migration', 'pets', 'server_secrets']));
+      expect(await tablesIn('public')).toEqual([]);
     } finally {
       await scratch.drop();
     }

@@ -84,6 +84,11 @@ export class KeyCache {
     return this.loadedAt === 0 ? undefined : this.loadedAt;
   }
 
+  /** How many keys are active, as last loaded. */
+  activeCount(): number {
+    return this.active.size;
+  }
+
   check(token: string | undefined): KeyVerdict {
     if (token === undefined || !isWellFormedApiKey(token)) return 'invalid';
     if (Date.now() - this.loadedAt > this.options.maxStaleMs) return 'unavailable';
