@@ -1,5 +1,5 @@
 /**
- * `tsx scripts/breaking.ts` (part of `npm run lint`): the breaking-change gate. The contract may
+ * `npm run breaking` (and part of `npm run lint`): the breaking-change gate. The contract may
  * grow, never break: this fails with one `BREAKING:` line per break when spec/openapi.yaml would
  * break a client written against any released contract of its major version in spec/released/
  * (how to freeze one: docs/contract.md, "Releasing the contract and breaking changes"). A
@@ -20,7 +20,7 @@ import { apiCompare, type Diff } from 'api-smart-diff';
 import { projectRoot } from '../src/paths.js';
 import { breakingChangeRules } from './lib/breakingRules.js';
 
-const HELP = `Usage: tsx scripts/breaking.ts [--spec <file>] [--against <file>] [--verbose]
+const HELP = `Usage: npm run breaking [-- [--spec <file>] [--against <file>] [--verbose]]
 
 Fails (exit 1) with one BREAKING line per change of the contract that would break an existing
 client: compares the working spec with each released contract of the newest major version in

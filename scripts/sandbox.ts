@@ -15,9 +15,9 @@
  *   told otherwise.
  * None of those modules is imported by src/main.ts, so none is in the production bundle.
  *
- * package.json runs this with `exec tsx …`: npm passes SIGTERM to the shell it started, and a
- * shell that forks (dash) would die and leave the sandbox running with its store; with `exec`
- * the signal reaches tsx, which passes it here, and the store is deleted.
+ * package.json runs this with `exec node --import tsx …`: npm passes SIGTERM to the shell it
+ * started, and a shell that forks (dash) would die and leave the sandbox running with its store;
+ * with `exec` the signal reaches this process, and the store is deleted.
  */
 import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -191,14 +191,13 @@ try {
 const logger = createLogger(config.logLevel);
 
 let database: DatabaseHandle | undefined;
-let server: RunningServer;
-try {
+async function start(): Promise<RunningServer> {
   const seeds = await seedsFrom(loadBundledSpec());
   const opened = await openSqlite(sqlitePath);
   database = opened;
   const store = createSandboxStore(opened, seeds);
   await store.reset();
-  server = await startServer({
+  return startServer({
     config,
     logger,
     database: opened,
@@ -206,6 +205,20 @@ try {
     keyChecker: sandboxToken,
     wrapListener: (app) => withSandbox(app, { reset: () => store.reset(), logger }),
   });
+}
+const starting = start();
+// Before the port answers: a SIGTERM sent as soon as it does must find the handler (see src/main.ts).
+exitOnSignals(logger, {
+  stop: async () => {
+    await (await starting).close();
+    await database?.close();
+  },
+  afterwards: removeStore,
+  messages: { stopping: 'sandbox shutting down', stopped: 'sandbox stopped; its data is deleted', failed: 'sandbox shutdown failed' },
+});
+let server: RunningServer;
+try {
+  server = await starting;
 } catch (error) {
   logger.fatal({ err: error }, 'could not start the sandbox');
   await database?.close().catch(() => undefined);
@@ -229,8 +242,3 @@ process.stdout.write(
   ].join('\n'),
 );
 
-exitOnSignals(logger, {
-  stop: () => server.close().then(() => database?.close()),
-  afterwards: removeStore,
-  messages: { stopping: 'sandbox shutting down', stopped: 'sandbox stopped; its data is deleted', failed: 'sandbox shutdown failed' },
-});

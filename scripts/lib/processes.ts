@@ -100,6 +100,16 @@ export function isListening(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** Whether any process of the group led by `pid` (a child started with `detached: true`) is still alive. */
+export function processGroupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Resolves once something accepts connections on host:port; false if `gaveUp()` turns true first. */
 export async function waitForPort(host: string, port: number, gaveUp: () => boolean): Promise<boolean> {
   while (!gaveUp()) {

@@ -1,0 +1,96 @@
+/**
+ * `npm run lint` as someone changing the spec meets it: every check runs to its end and says
+ * whether it failed, so a change that breaks clients is explained by the breaking-change gate
+ * even when Redocly fails first. Run on a copy of the project with `status` removed from Pet
+ * (the case that used to stop at Redocly's example errors).
+ */
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyProject, type ProjectCopy } from './support/projectCopy.js';
+
+interface Run {
+  code: number;
+  output: string;
+}
+
+function npm(copy: ProjectCopy, script: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile('npm', ['run', '-s', script], { cwd: copy.dir, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ code, output: `${stdout}\n${stderr}` });
+    });
+  });
+}
+
+/** Replaces exactly one occurrence, so a reworded spec fails here instead of testing nothing. */
+function replaceOnce(text: string, from: string, to: string): string {
+  const at = text.indexOf(from);
+  if (at === -1 || text.indexOf(from, at + 1) !== -1) throw new Error(`expected exactly one ${JSON.stringify(from)} in spec/openapi.yaml`);
+  return text.slice(0, at) + to + text.slice(at + from.length);
+}
+
+describe('npm run lint runs every check and reports each failure', () => {
+  let copy: ProjectCopy;
+  let lint: Run;
+  let breaking: Run;
+
+  beforeAll(async () => {
+    copy = copyProject('animal-store-lint-');
+    copy.edit('spec/openapi.yaml', (text) =>
+      replaceOnce(
+        replaceOnce(text, '      required: [id, name, categoryId, status]\n', '      required: [id, name, categoryId]\n'),
+        "        categoryId:\n          $ref: '#/components/schemas/CategoryId'\n        status:\n          $ref: '#/components/schemas/PetStatus'\n    Pets:",
+        "        categoryId:\n          $ref: '#/components/schemas/CategoryId'\n    Pets:",
+      ),
+    );
+    [lint, breaking] = await Promise.all([npm(copy, 'lint'), npm(copy, 'breaking')]);
+  }, 180_000);
+  afterAll(() => copy?.remove());
+
+  it('fails, and still runs the breaking-change gate after Redocly failed: the gate names the removed field', () => {
+    expect(lint.code, lint.output).not.toBe(0);
+    expect(lint.output).toMatch(/^FAILED {2}redocly$/m);
+    expect(lint.output).toMatch(/^FAILED {2}breaking-change gate$/m);
+    expect(lint.output).toMatch(/BREAKING:.*status/);
+  });
+
+  it('runs the checks that pass too, and says so: Spectral and the compiler', () => {
+    expect(lint.output).toMatch(/^passed {2}spectral$/m);
+    expect(lint.output).toMatch(/^passed {2}tsc$/m);
+    expect(lint.output).toMatch(/2 of 4 checks failed \(redocly, breaking-change gate\)/);
+  });
+
+  it('npm run breaking runs the gate alone, with the same verdict', () => {
+    expect(breaking.code, breaking.output).toBe(1);
+    expect(breaking.output).toMatch(/BREAKING:.*status/);
+    expect(breaking.output).not.toMatch(/redocly|spectral/i);
+  });
+});
+
+describe("the type-check covers a client user's own files anywhere in the repository", () => {
+  let copy: ProjectCopy;
+  afterAll(() => copy?.remove());
+
+  it('npx tsc --noEmit reports a misuse of the typed client in a new file at the repository root', async () => {
+    copy = copyProject('animal-store-client-user-');
+    // A user's own script beside package.json, as the issue found it: a wrong field name and a status that does not exist.
+    copy.write(
+      'my-app.ts',
+      `import { createAnimalStoreClient } from './client/index.js';
+const api = createAnimalStoreClient({ baseUrl: 'http://localhost:8080/v1', apiKey: 'ask_x' });
+const { data } = await api.GET('/pets', { params: { query: { limit: 5, status: 'adopted' } } });
+export const names: string[] = (data ?? []).map((pet) => pet.nickname);
+`,
+    );
+    const run = await new Promise<Run>((resolve) => {
+      execFile(copy.bin('tsc'), ['--noEmit'], { cwd: copy.dir, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}\n${stderr}` });
+      });
+    });
+    expect(run.code, run.output).not.toBe(0);
+    const errors = run.output.split('\n').filter((line) => line.includes('error TS'));
+    expect(errors.every((line) => line.startsWith('my-app.ts')), run.output).toBe(true);
+    expect(run.output).toMatch(/my-app\.ts\(3,[^)]*\): error TS2322: Type '"adopted"'/);
+    expect(run.output).toMatch(/my-app\.ts\(4,[^)]*\): error TS2339: Property 'nickname' does not exist/);
+  }, 120_000);
+});
