@@ -1,8 +1,8 @@
 /**
  * `npm run keys -- <command>`: issue, list and revoke API keys on the configured database
  * (the SQLite file by default, or DATABASE_URL). Only a key's hash is stored, so a key is shown
- * once, when it is created. A revoked key stops working on every running instance within the
- * key refresh interval (KEY_REFRESH_MS, 2 s by default).
+ * once, when it is created. A new key starts working, and a revoked one stops, on every running
+ * instance within the key refresh interval (KEY_REFRESH_MS, 2 s by default).
  */
 import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/server.js';
@@ -50,7 +50,8 @@ try {
       const name = rest.join(' ').trim();
       if (!name || name.length > 100) usage('create needs a name of 1 to 100 characters');
       const { info, key } = await keys.create(name);
-      console.error(`Created key ${info.id} "${info.name}" on ${database.location}. Store it now; it is not shown again:`);
+      // Running servers reload the active keys every KEY_REFRESH_MS: until then they refuse it.
+      console.error(`Created key ${info.id} "${info.name}" on ${database.location}. Running servers accept it within ${config.keyRefreshMs / 1000} s (a new start at once). Store it now; it is not shown again:`);
       console.log(key);
       break;
     }

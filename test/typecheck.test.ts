@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tmpDir = join(root, 'test', `.vitest-typecheck-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
 
+// The real map (handlers/index.ts), so an operation added to the spec and the map changes no case here.
 const IMPORTS = `import type { Handler, Handlers } from '../../src/contract.js';
-import { createPet } from '../../handlers/createPet.js';
-import { getPet } from '../../handlers/getPet.js';
-import { listPets } from '../../handlers/listPets.js';
+import { handlers } from '../../handlers/index.js';
+const { getPet, ...allButGetPet } = handlers;
 `;
 
 const CLIENT = `import { createAnimalStoreClient } from '../../client/index.js';
@@ -33,30 +33,30 @@ const aPet = `{ id: 1, name: 'Biscuit', categoryId: 2, status: 'available' as co
 
 const CASES = {
   baseline: `${IMPORTS}
-export const map = { listPets, createPet, getPet } satisfies Handlers;
+export const map = { ...allButGetPet, getPet } satisfies Handlers;
 // The correct twins of the broken cases below.
 export const fullPet: Handler<'getPet'> = async () => ({ status: 200, body: ${aPet} });
 export const declared404: Handler<'getPet'> = async () => ({ status: 404, body: { code: 'not_found', message: 'No such animal.', status: 404 } });
 export const withLocation: Handler<'createPet'> = async () => ({ status: 201, body: ${aPet}, headers: { Location: '/v1/pets/1' } });
 `,
   missingHandler: `${IMPORTS}
-export const map = { listPets, createPet } satisfies Handlers;
+export const map = { ...allButGetPet } satisfies Handlers;
 void getPet;
 `,
   incompleteBody: `${IMPORTS}
 export const partialPet: Handler<'getPet'> = async () => ({ status: 200, body: { id: 1, name: 'x' } });
-void [listPets, createPet, getPet];
+void [allButGetPet, getPet];
 `,
   undeclaredStatus: `${IMPORTS}
 export const teapot: Handler<'getPet'> = async () => ({ status: 418, body: { code: 'not_found', message: 'No such animal.', status: 418 } });
-void [listPets, createPet, getPet];
+void [allButGetPet, getPet];
 `,
   missingLocation: `${IMPORTS}
 export const noLocation: Handler<'createPet'> = async () => ({ status: 201, body: ${aPet} });
-void [listPets, createPet, getPet];
+void [allButGetPet, getPet];
 `,
   extraHandler: `${IMPORTS}
-export const map = { listPets, createPet, getPet, deletePet: getPet } satisfies Handlers;
+export const map = { ...allButGetPet, getPet, notAnOperationOfAnySpec: getPet } satisfies Handlers;
 `,
   clientBaseline: `${CLIENT}
 import type { ApiError, Pet } from '../../client/index.js';
@@ -164,10 +164,10 @@ describe('the handler contract is enforced by the compiler', () => {
     expect(errors[0]).toMatch(/Property 'headers' is missing .* required in type '\{ headers: \{ Location: string; "Idempotent-Replayed"\?: "true" \| undefined; \}; \}'/);
   });
 
-  it('f. a handler map with a key that is not an operation of the spec (deletePet) is a compile error', () => {
+  it('f. a handler map with a key that is not an operation of the spec is a compile error', () => {
     const errors = errorsOf('extraHandler');
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toContain("'deletePet' does not exist in type 'Handlers'");
+    expect(errors[0]).toContain("'notAnOperationOfAnySpec' does not exist in type 'Handlers'");
   });
 });
 

@@ -1,0 +1,145 @@
+/**
+ * The README's spec loop for an operation that needs the store to do something new, on a copy of
+ * the project: `deletePet` (DELETE /pets/{petId}, 204, or 404 when there is no such animal), added
+ * exactly as "Edit the spec, regenerate" says: the spec, `npm run generate`, the handler and
+ * handlers/index.ts, then the store method in the two files the README names (the `PetStore`
+ * interface and its implementation). Nothing else is edited: then `npm run lint` passes, the
+ * copy's own tests that touch operations, the store and its fake pass unchanged, and the copy's
+ * server deletes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
+import { copyProject, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
+
+const HOST = '127.0.0.1';
+
+const OPERATION = `    delete:
+      operationId: deletePet
+      summary: Delete an animal
+      description: |
+        Removes one animal by its identifier. Answers 204 without a body, or 404 when there is no
+        such animal.
+      tags: [Pets]
+      parameters:
+        - $ref: '#/components/parameters/PetId'
+      responses:
+        '204':
+          description: Deleted.
+        '400':
+          $ref: '#/components/responses/InvalidPetId'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '429':
+          $ref: '#/components/responses/TooManyRequests'
+        '500':
+          $ref: '#/components/responses/InternalError'
+        default:
+          $ref: '#/components/responses/UnexpectedError'
+`;
+
+const HANDLER = `import type { Handler } from '../src/contract.js';
+import { errorBody } from '../src/contract.js';
+
+/** deletePet: DELETE /pets/{petId}. */
+export const deletePet: Handler<'deletePet'> = async ({ path }, { pets }) => {
+  if (!(await pets.delete(path.petId))) return { status: 404, body: errorBody(404, 'not_found', \`No animal has id \${path.petId}.\`) };
+  return { status: 204, body: undefined };
+};
+`;
+
+/** The copy's environment for its own commands: none of this run's vitest state, no PostgreSQL. */
+function copyEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('VITEST') && name !== 'NODE_ENV') env[name] = value;
+  return { ...env, DATABASE_URL: '', REDIS_URL: '', ...extra };
+}
+
+const output = (result: CommandResult) => `exit ${String(result.code)}\n${result.stdout}\n${result.stderr}`;
+
+describe('an operation that needs a new store method, through the documented loop: deletePet on a copy', () => {
+  let copy: ProjectCopy;
+  let generate: CommandResult;
+  let lint: CommandResult;
+  let suite: CommandResult;
+  let server: RunningProcess | undefined;
+
+  beforeAll(async () => {
+    copy = copyProject('animal-store-delete-pet-');
+    // 1. The spec: a DELETE beside getPet.
+    copy.edit('spec/openapi.yaml', (text) =>
+      replaceOnce(text, "          $ref: '#/components/responses/UnexpectedError'\ncomponents:\n", `          $ref: '#/components/responses/UnexpectedError'\n${OPERATION}components:\n`, 'spec/openapi.yaml (the end of getPet)'),
+    );
+    // 3. npm run generate: the types, the bundled contract, and a 501 stub for deletePet.
+    generate = await runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir, env: copyEnv() });
+    if (generate.code !== 0) throw new Error(`npm run generate failed in the copy:\n${output(generate)}`);
+    // 5. The handler, in the map; the store method in the interface and its implementation.
+    copy.write('handlers/deletePet.ts', HANDLER);
+    copy.edit('handlers/index.ts', (text) =>
+      replaceOnce(
+        replaceOnce(text, "import { createPet } from './createPet.js';\n", "import { createPet } from './createPet.js';\nimport { deletePet } from './deletePet.js';\n", 'handlers/index.ts (imports)'),
+        '{ listPets, createPet, getPet }',
+        '{ listPets, createPet, getPet, deletePet }',
+        'handlers/index.ts (the map)',
+      ),
+    );
+    copy.edit('src/store/types.ts', (text) =>
+      replaceOnce(text, '  get(id: number): Promise<Pet | undefined>;\n', '  get(id: number): Promise<Pet | undefined>;\n  /** Removes the animal; false when there was none. */\n  delete(id: number): Promise<boolean>;\n', 'src/store/types.ts (PetStore)'),
+    );
+    copy.edit('src/store/pets.ts', (text) =>
+      replaceOnce(
+        text,
+        '    async get(id) {\n',
+        "    async delete(id) {\n      const result = await db.deleteFrom('pets').where('id', '=', id).executeTakeFirst();\n      return result.numDeletedRows > 0n;\n    },\n\n    async get(id) {\n",
+        'src/store/pets.ts (the store)',
+      ),
+    );
+
+    // npm run lint and the copy's own tests of operations, the store and its fake, at once.
+    [lint, suite] = await Promise.all([
+      runCommand(copy.bin('tsx'), ['scripts/lint.ts'], { cwd: copy.dir, env: copyEnv() }),
+      runCommand(copy.bin('vitest'), ['run', 'test/contract', 'test/errors.test.ts', 'test/typecheck.test.ts', 'test/getPet.test.ts', 'test/architecture.test.ts'], {
+        cwd: copy.dir,
+        env: copyEnv({ CONTRACT_TARGET: 'sqlite,mock' }),
+      }),
+    ]);
+  }, 400_000);
+
+  afterAll(async () => {
+    if (server) await stopProcess(server);
+    copy?.remove();
+  });
+
+  it('npm run generate scaffolded handlers/deletePet.ts, and npm run lint passes with it written (Redocly, Spectral, the gate, tsc)', () => {
+    expect(output(generate)).toContain('deletePet');
+    expect(lint.code, output(lint)).toBe(0);
+  });
+
+  it("the copy's tests of the contract, the errors (its fake store), the handler types, getPet and the architecture pass unchanged", () => {
+    expect(suite.code, output(suite)).toBe(0);
+  });
+
+  it("the copy's server deletes: 204, then getPet and a second delete are 404, and the other pets stay", async () => {
+    const port = await freePort(HOST);
+    server = startProcess(copy.bin('tsx'), ['src/main.ts'], { cwd: copy.dir, env: copyEnv({ PORT: String(port), HOST, SQLITE_PATH: copy.path('data', 'delete.sqlite'), NODE_ENV: 'test', LOG_LEVEL: 'silent' }) });
+    await waitForHttp(`http://${HOST}:${port}/healthz`, server);
+    const key = /^\s*(ask_[A-Za-z0-9_-]{43})\s*$/m.exec(server.output())?.[1];
+    expect(key, server.output()).toBeDefined();
+    const api = `http://${HOST}:${port}/v1`;
+    const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const create = async (name: string) => (await (await fetch(`${api}/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name, categoryId: 1 }) })).json()) as { id: number };
+    const [kept, doomed] = [await create('Kept'), await create('Doomed')];
+
+    const deleted = await fetch(`${api}/pets/${doomed.id}`, { method: 'DELETE', headers: auth });
+    expect(deleted.status).toBe(204);
+    expect(await deleted.text()).toBe('');
+    expect((await fetch(`${api}/pets/${doomed.id}`, { headers: auth })).status).toBe(404);
+    const again = await fetch(`${api}/pets/${doomed.id}`, { method: 'DELETE', headers: auth });
+    expect(again.status).toBe(404);
+    expect(await again.json()).toMatchObject({ code: 'not_found', status: 404 });
+    expect((await fetch(`${api}/pets/${doomed.id}`, { method: 'DELETE' })).status).toBe(401);
+    const listed = (await (await fetch(`${api}/pets`, { headers: auth })).json()) as { id: number }[];
+    expect(listed.map((pet) => pet.id)).toEqual([kept.id]);
+  });
+});
