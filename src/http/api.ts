@@ -3,8 +3,9 @@
  * operation (404, 405), parses path, query, header and cookie parameters as the spec declares
  * them, runs the security handler of each scheme the operation requires (./security.ts), then
  * validates, and calls the handler registered for the operationId. This module only adapts:
- * it reads the body once security has passed (so a bad key costs no body byte), turns
- * openapi-backend's outcomes into Error bodies, and sends each handler's typed result.
+ * it reads the body once security has passed (so a bad key costs no body byte), throws each of
+ * openapi-backend's refusing outcomes as a Refusal (./refusal.ts) for the responder's one
+ * sendError, and sends each handler's typed result.
  *
  * Why not Express here: its per-request machinery (prototype swaps, its router, res.json) costs
  * more CPU than a whole listPets, and the performance budget cannot be met through it. Express
@@ -14,11 +15,12 @@ import type { Context, OpenAPIBackend, Operation, Request } from 'openapi-backen
 import { redactApiKeys } from '../auth/apiKey.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
-import { drain, readJsonBody, type BodyRefusal } from './body.js';
+import { readJsonBody } from './body.js';
 import { setAhead, type Exchange } from './exchange.js';
 import type { RateLimiter } from './rateLimit.js';
 import type { Responder } from './respond.js';
-import { callerOf, registerSecurityHandlers, unauthorizedAnswer, type KeyChecker } from './security.js';
+import { Refusal } from './refusal.js';
+import { callerOf, registerSecurityHandlers, unauthorized, type KeyChecker } from './security.js';
 import { detailsOf, summariseDetails } from './validation.js';
 
 type Result = { status: number; body: unknown; headers?: Record<string, string> | undefined };
@@ -57,18 +59,12 @@ export interface Api {
   allowedMethods(path: string): string[];
 }
 
-/** A request answered before its handler: thrown out of openapi-backend's request pipeline. */
-class Refusal {
-  constructor(
-    readonly answer:
-      | BodyRefusal
-      | { status: 400; code: 'validation_failed'; message: string; details: Detail[] }
-      | { status: 429; code: 'rate_limited'; message: string; headers: Record<string, string> }
-      | undefined,
-  ) {}
-}
-
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** A 400 naming each field that failed, summed up in its message. */
+function validationRefusal(details: Detail[]): Refusal {
+  return new Refusal(400, 'validation_failed', summariseDetails(details), { details });
+}
 
 /** The request's path without its query, as the client sent it (openapi-backend's own copy is normalised). */
 function pathOf(exchange: Exchange): string {
@@ -108,17 +104,16 @@ function declaredParameters(operation: Operation, where: 'header' | 'cookie', va
 }
 
 /**
- * Counts the request against its caller's rate limit. The RateLimit headers are set on the
- * response itself, so every answer from here on carries them (the handler's, a 400, a 413, a
- * 500); over the limit, the request is refused with a 429 and its body drained unread.
+ * Counts the request against its caller's rate limit. The RateLimit headers are set ahead, so
+ * every answer from here on carries them (the handler's, a 400, a 413, a 500); over the limit,
+ * the request is refused with a 429, its body unread.
  */
 async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange: Exchange, caller: string): Promise<void> {
   const verdict = await rateLimit.consume(caller);
   const { headers } = verdict;
   if (headers !== undefined) for (const name in headers) setAhead(exchange, name, headers[name] as string);
   if (verdict.allowed) return;
-  if (exchange.body === 'unread') drain(exchange);
-  throw new Refusal({ status: 429, code: 'rate_limited', message: verdict.message, headers: { 'Retry-After': String(verdict.retryAfterS) } });
+  throw new Refusal(429, 'rate_limited', verdict.message, { headers: { 'Retry-After': String(verdict.retryAfterS) } });
 }
 
 /**
@@ -128,14 +123,9 @@ async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange:
 function readBody(context: Context, exchange: Exchange): Promise<void> | undefined {
   if (exchange.body === 'none') return undefined;
   const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
-  if (!requestBody) {
-    drain(exchange);
-    const details = [{ in: 'body' as const, field: '', message: 'is not allowed: this operation takes no request body' }];
-    throw new Refusal({ status: 400, code: 'validation_failed', message: summariseDetails(details), details });
-  }
-  return readJsonBody(exchange, Object.keys(requestBody.content ?? {})).then((outcome) => {
-    if (!outcome.ok) throw new Refusal(outcome.refusal);
-    context.request.requestBody = outcome.value;
+  if (!requestBody) throw validationRefusal([{ in: 'body', field: '', message: 'is not allowed: this operation takes no request body' }]);
+  return readJsonBody(exchange, Object.keys(requestBody.content ?? {})).then((value) => {
+    context.request.requestBody = value;
   });
 }
 
@@ -160,10 +150,10 @@ export function createApi(options: ApiOptions): Api {
         if (tagged && result.status === 200) responder.sendTagged(exchange, result.body, headers, exchange.req.headers['if-none-match']);
         else responder.send(exchange, result.status, result.body, headers);
       } catch (error) {
-        responder.sendFailure(exchange, error);
+        responder.sendError(exchange, error);
       }
     };
-    const fail = (error: unknown): void => responder.sendFailure(exchange, error);
+    const fail = (error: unknown): void => responder.sendError(exchange, error);
     let pending: Promise<Result>;
     try {
       pending = handler(
@@ -192,21 +182,21 @@ export function createApi(options: ApiOptions): Api {
   const operationHandlers: Record<string, (context: Context, exchange: Exchange) => void> = {};
   for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = callHandler(handler, conditional.has(operationId));
 
+  // Every outcome but a handler's result is thrown as a Refusal and answered where
+  // handleRequest's promise settles (handle, below): one place for every Error.
   backend.register({
     ...operationHandlers,
     notFound: (_context: Context, exchange: Exchange) => {
-      responder.sendError(exchange, 404, 'not_found', `No such path: ${redactApiKeys(pathOf(exchange))}`);
+      throw new Refusal(404, 'not_found', `No such path: ${redactApiKeys(pathOf(exchange))}`);
     },
     methodNotAllowed: (_context: Context, exchange: Exchange) => {
       const path = pathOf(exchange);
       const allow = allowedMethods(path).join(', ');
-      responder.sendError(exchange, 405, 'method_not_allowed', `${methodOf(exchange)} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
+      throw new Refusal(405, 'method_not_allowed', `${methodOf(exchange)} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
     },
-    unauthorizedHandler: (context: Context, exchange: Exchange) => {
-      // Nothing of the body is read past this point, so a bad key costs no body parsing.
-      setAhead(exchange, 'Connection', 'close');
-      const answer = unauthorizedAnswer(context);
-      responder.sendError(exchange, answer.status, answer.code, answer.message, { headers: answer.headers });
+    // Nothing of the body is read: a bad key costs no body parsing.
+    unauthorizedHandler: (context: Context) => {
+      throw unauthorized(context);
     },
     // Runs once security has passed (or the operation needs none), before validation: the body is
     // read here. A promise only when something waits (a rate-limit count, a body): openapi-backend
@@ -225,13 +215,12 @@ export function createApi(options: ApiOptions): Api {
     },
     // An operation in the contract that handlers/index.ts does not list yet: the compiler says so,
     // but `npm run dev` restarts without a type check, so a fresh spec edit answers this 501.
-    notImplemented: (context: Context, exchange: Exchange) => {
+    notImplemented: (context: Context) => {
       const operationId = context.operation.operationId ?? '';
-      responder.sendError(exchange, 501, 'not_implemented', `${operationId} is in the contract but has no handler yet: add handlers/${operationId}.ts to handlers/index.ts.`);
+      throw new Refusal(501, 'not_implemented', `${operationId} is in the contract but has no handler yet: add handlers/${operationId}.ts to handlers/index.ts.`);
     },
-    validationFail: (context: Context, exchange: Exchange) => {
-      const details = detailsOf(context.validation.errors ?? []);
-      responder.sendError(exchange, 400, 'validation_failed', summariseDetails(details), { details });
+    validationFail: (context: Context) => {
+      throw validationRefusal(detailsOf(context.validation.errors ?? []));
     },
   });
   registerSecurityHandlers(backend, options.document, options.keys);
@@ -247,27 +236,10 @@ export function createApi(options: ApiOptions): Api {
       const { req } = exchange;
       // Node's header values are strings (or string[] for a repeated Set-Cookie-like header), never undefined.
       const request: Request = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers as Request['headers'] };
-      backend.handleRequest(request, exchange).then(
-        () => {
-          // Whatever answered without reading a body it was sent (404, 405, 401) drains it.
-          if (exchange.body === 'unread' && !req.complete) drain(exchange);
-        },
-        (error: unknown) => {
-          if (error instanceof URIError) {
-            // openapi-backend's path parsing decodes each parameter (decodeURIComponent) and throws on a bad escape.
-            const details = [{ in: 'path' as const, field: '', message: 'is not valid percent-encoding' }];
-            responder.sendError(exchange, 400, 'validation_failed', summariseDetails(details), { details });
-            return;
-          }
-          if (!(error instanceof Refusal)) {
-            responder.sendFailure(exchange, error);
-            return;
-          }
-          const answer = error.answer;
-          if (!answer) return; // the client went away mid-body
-          responder.sendError(exchange, answer.status, answer.code, answer.message, { details: 'details' in answer ? answer.details : undefined, headers: 'headers' in answer ? answer.headers : undefined });
-        },
-      );
+      backend.handleRequest(request, exchange).catch((error: unknown) => {
+        // openapi-backend's path parsing decodes each parameter (decodeURIComponent) and throws on a bad escape.
+        responder.sendError(exchange, error instanceof URIError ? validationRefusal([{ in: 'path', field: '', message: 'is not valid percent-encoding' }]) : error);
+      });
     },
   };
 }

@@ -12,7 +12,6 @@ import type { KeyVerdict } from '../auth/keyCache.js';
 import type { CorsOrigins } from '../config.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { Logger } from '../logger.js';
-import { errorBody } from '../schemas.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import { createApi } from './api.js';
 import { createCors } from './cors.js';
@@ -20,6 +19,7 @@ import { deprecationHeaders } from './deprecation.js';
 import { beginExchange, type Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
 import type { RateLimiter } from './rateLimit.js';
+import { Refusal } from './refusal.js';
 import { answerJson, createResponder } from './respond.js';
 import { ResponseChecker, type ContractViolation } from './responseChecker.js';
 import { createOpenApiBackend } from './validation.js';
@@ -84,7 +84,7 @@ export function createApp(options: AppOptions): App {
       answerJson(exchange, 200, { status: 'ok' });
     } catch (error) {
       logger.warn({ err: error }, 'readiness check failed');
-      answerJson(exchange, 503, errorBody(503, 'service_unavailable', 'The database cannot be reached.'), { 'Retry-After': '1' });
+      responder.sendError(exchange, new Refusal(503, 'service_unavailable', 'The database cannot be reached.', { headers: { 'Retry-After': '1' } }));
     }
   }
 
@@ -116,7 +116,7 @@ export function createApp(options: AppOptions): App {
     }
     loadWeb().then(
       (serveWeb) => serveWeb(exchange),
-      (error: unknown) => responder.sendFailure(exchange, error),
+      (error: unknown) => responder.sendError(exchange, error),
     );
   };
   return { app: listener, violations: checker.violations };

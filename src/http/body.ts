@@ -1,46 +1,59 @@
 /**
  * Reading a request body: the media type (content-type parses it), at most MAX_BODY_BYTES
  * (raw-body stops at the limit, where body-parser would read a refused body to its end), strict
- * UTF-8 (raw-body's decoder would quietly turn bad bytes into U+FFFD), then JSON. A refused body
- * is drained, not left unread (see drain). Each step records where the body stands on the
- * exchange (`exchange.body`), so whoever answers last knows whether anything is left to drain.
+ * UTF-8 (raw-body's decoder would quietly turn bad bytes into U+FFFD), then JSON. Each step
+ * records where the body stands on the exchange (`exchange.body`), so the Error that answers a
+ * refused request knows whether anything of it is left (answerAfterBody).
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { parse as parseContentType } from 'content-type';
 import getRawBody from 'raw-body';
-import type { ErrorCode } from '../schemas.js';
 import type { Exchange } from './exchange.js';
+import { Refusal } from './refusal.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
-/** How much of a body refused unread is drained, and for how long, before the socket is cut. */
+/** How much of a body refused unread is read and dropped, and for how long, before the socket is cut. */
 const MAX_DRAIN_BYTES = 1024 * 1024;
 const DRAIN_MS = 2_000;
 
-/** Why a body was refused: the status and code of its Error. */
-export interface BodyRefusal {
-  status: 400 | 413 | 415;
-  code: ErrorCode;
-  message: string;
-}
-
-export type BodyOutcome = { ok: true; value: unknown } | { ok: false; refusal: BodyRefusal | undefined };
-
-const TOO_LARGE: BodyRefusal = { status: 413, code: 'payload_too_large', message: `The request body is larger than ${MAX_BODY_BYTES} bytes.` };
-
 /**
- * For an answer given without reading the body. Closing right after it would make the kernel
- * reset the connection over the bytes the client is still sending, and a reset can destroy the
- * answer before the client reads it (nginx calls the cure a lingering close). So the rest of the
- * body is read and dropped: if it ends within MAX_DRAIN_BYTES and DRAIN_MS the connection serves
- * on; otherwise the socket is destroyed, by when the client has had the answer for a while.
+ * For an Error that answers a request whose body was not read to its end (a 401, a 404, a 413).
+ * A client that is still sending cannot be answered on a connection that stays open unless the
+ * rest is read, and closing at once would make the kernel reset the connection over the bytes
+ * still arriving, which can destroy the answer before the client reads it (nginx calls the cure
+ * a lingering close). So:
+ * - a body whose Content-Length is at most MAX_DRAIN_BYTES is read and dropped first, then
+ *   answered on a connection that serves on (`answer(false)`);
+ * - any other (larger, chunked, or not in within DRAIN_MS) is answered at once with
+ *   `Connection: close` (`answer(true)`); what still arrives is read and dropped, and the socket
+ *   is cut after MAX_DRAIN_BYTES or DRAIN_MS, by when the client has had the answer for a while.
+ * A connection whose client reads the answer is therefore never reused with unread bytes in it.
  */
-export function drain(exchange: Exchange): void {
+export function answerAfterBody(exchange: Exchange, answer: (close: boolean) => void): void {
   const { req } = exchange;
+  if (exchange.body !== 'unread' || req.complete) {
+    answer(false);
+    return;
+  }
   exchange.body = 'draining';
+  const { socket } = req;
+  const declared = Number(req.headers['content-length']);
+  let answered = false;
+  const respond = (close: boolean): void => {
+    if (answered) return;
+    answered = true;
+    // node:http destroys a socket it answered with Connection: close as soon as the answer is
+    // written (destroySoon); with the client still sending, that is the reset described above.
+    // Half-closed instead: the cut below, or the client's own close, ends it.
+    if (close) socket.destroySoon = () => void socket.end();
+    answer(close);
+  };
   let drained = 0;
+  // Fires once, unless the body ended first and was answered on an open connection.
   const cut = (): void => {
-    req.socket.destroy();
+    respond(true);
+    socket.destroy();
   };
   const timer = setTimeout(cut, DRAIN_MS);
   timer.unref();
@@ -48,9 +61,13 @@ export function drain(exchange: Exchange): void {
     drained += chunk.length;
     if (drained > MAX_DRAIN_BYTES) cut();
   });
+  req.once('end', () => {
+    if (answered) return;
+    clearTimeout(timer);
+    respond(false);
+  });
   req.resume();
-  req.once('end', () => clearTimeout(timer));
-  req.socket.once('close', () => clearTimeout(timer));
+  if (req.headers['transfer-encoding'] !== undefined || !(declared <= MAX_DRAIN_BYTES)) respond(true);
 }
 
 /** The media type without parameters, lower-cased, and whether its charset is UTF-8. */
@@ -65,50 +82,48 @@ function mediaTypeOf(req: IncomingMessage): { type: string; utf8: boolean } | un
 }
 
 /**
- * Reads the body of a request whose operation accepts the media types `accepted`. Resolves with
- * the parsed JSON, or with the refusal to answer (undefined when the client went away).
+ * Reads the body of a request whose operation accepts the media types `accepted`: resolves with
+ * the parsed JSON, or rejects with the Refusal to answer. A body refused before its end stays
+ * `unread`, so the answer takes care of the rest (answerAfterBody).
  */
-export async function readJsonBody(exchange: Exchange, accepted: readonly string[]): Promise<BodyOutcome> {
+export async function readJsonBody(exchange: Exchange, accepted: readonly string[]): Promise<unknown> {
   const { req } = exchange;
   const media = mediaTypeOf(req);
   const encoding = req.headers['content-encoding'];
   if (!media || !accepted.includes(media.type) || !media.utf8 || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) {
-    drain(exchange);
     // Compressed bodies are refused too: a 64 KiB API has nothing to gain, and inflating invites bombs.
-    return { ok: false, refusal: { status: 415, code: 'unsupported_media_type', message: `The request body must be uncompressed UTF-8 ${accepted.join(' or ')}.` } };
+    throw new Refusal(415, 'unsupported_media_type', `The request body must be uncompressed UTF-8 ${accepted.join(' or ')}.`);
   }
   const length = req.headers['content-length'];
   let buffer: Buffer;
   try {
     buffer = await getRawBody(req, { length, limit: MAX_BODY_BYTES });
   } catch (error) {
-    return { ok: false, refusal: refusalOf(exchange, (error as { type?: unknown }).type) };
+    throw refusalOf(exchange, (error as { type?: unknown }).type);
   }
   exchange.body = 'read';
-  if (!isUtf8(buffer)) return { ok: false, refusal: { status: 400, code: 'invalid_json', message: 'The request body is not valid UTF-8.' } };
+  if (!isUtf8(buffer)) throw new Refusal(400, 'invalid_json', 'The request body is not valid UTF-8.');
   try {
-    return { ok: true, value: JSON.parse(buffer.toString('utf8')) as unknown };
+    return JSON.parse(buffer.toString('utf8')) as unknown;
   } catch {
-    return { ok: false, refusal: { status: 400, code: 'invalid_json', message: 'The request body is not valid JSON.' } };
+    throw new Refusal(400, 'invalid_json', 'The request body is not valid JSON.');
   }
 }
 
 /**
- * raw-body's error types, as refusals. The body stays `unread` where raw-body stopped mid-way (the
- * client went away, or a failure nobody foresaw), so the answer drains what is left, as it would
- * for a body never read.
+ * raw-body's error types, as Refusals. The body stays `unread` where raw-body stopped mid-way (at
+ * the limit, or the client went away: its answer goes nowhere), so the answer takes care of the rest.
  */
-function refusalOf(exchange: Exchange, type: unknown): BodyRefusal | undefined {
+function refusalOf(exchange: Exchange, type: unknown): Refusal {
   switch (type) {
     case 'entity.too.large':
-      drain(exchange);
-      return TOO_LARGE;
+      return new Refusal(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
     case 'request.size.invalid':
       // The stream ended short of the declared length: nothing is left to read.
       exchange.body = 'read';
-      return { status: 400, code: 'invalid_json', message: 'The request body is shorter than its Content-Length.' };
+      return new Refusal(400, 'invalid_json', 'The request body is shorter than its Content-Length.');
     case 'request.aborted':
-      return undefined;
+      return new Refusal(400, 'invalid_json', 'The request body did not arrive: the client went away.');
     default:
       throw new Error(`reading the request body failed (${String(type)})`);
   }

@@ -11,17 +11,11 @@ import type { Server, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.js';
-import { errorBody, type ErrorCode } from '../schemas.js';
+import { Refusal } from './refusal.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
 
 /** How long a refused client gets to read the answer before the socket is destroyed regardless. */
 const LINGER_MS = 2_000;
-
-interface Refusal {
-  status: 400 | 408 | 431;
-  code: ErrorCode;
-  message: string;
-}
 
 /** The answer for a parser or timeout error; undefined when there is nobody left to answer. */
 export function refusalFor(errorCode: string | undefined): Refusal | undefined {
@@ -30,18 +24,18 @@ export function refusalFor(errorCode: string | undefined): Refusal | undefined {
     case 'EPIPE':
       return undefined;
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, code: 'payload_too_large', message: 'The request line and headers are larger than 16 KiB.' };
+      return new Refusal(431, 'payload_too_large', 'The request line and headers are larger than 16 KiB.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, code: 'service_unavailable', message: 'The request did not arrive in time; the connection is closed. Retry on a new connection.' };
+      return new Refusal(408, 'service_unavailable', 'The request did not arrive in time; the connection is closed. Retry on a new connection.');
     default:
       // Every other llhttp error (HPE_*) and anything unforeseen: the bytes are not a request we can read.
-      return { status: 400, code: 'validation_failed', message: 'The request is not well-formed HTTP/1.1.' };
+      return new Refusal(400, 'validation_failed', 'The request is not well-formed HTTP/1.1.');
   }
 }
 
 /** A whole HTTP/1.1 response, written straight to the socket: there is no ServerResponse for it. */
 export function refusalResponse(refusal: Refusal): Buffer {
-  const body = Buffer.from(JSON.stringify(errorBody(refusal.status, refusal.code, refusal.message)), 'utf8');
+  const body = Buffer.from(JSON.stringify(refusal.body()), 'utf8');
   const headers: Array<[string, string | number]> = [
     ['Content-Type', 'application/json; charset=utf-8'],
     ['Content-Length', body.length],

@@ -16,7 +16,7 @@ import { SECURITY_HEADERS } from './securityHeaders.js';
  * - `none`: the request has no body (no Content-Length or a zero one, no Transfer-Encoding);
  * - `unread`: it has one that nobody has read (yet);
  * - `read`: the body reader has taken it to its end;
- * - `draining`: it was refused and is being read and dropped (./body.ts, drain).
+ * - `draining`: it was refused and is being read and dropped (./body.ts, answerAfterBody).
  */
 export type BodyState = 'none' | 'unread' | 'read' | 'draining';
 
@@ -37,7 +37,7 @@ export interface Exchange {
   caller: string | undefined;
   /**
    * Headers a step before the answer decided every answer of this exchange carries (CORS, the
-   * rate limit's, `Connection: close` after a refused key): setAhead. Undefined while there are none.
+   * rate limit's): setAhead. Undefined while there are none.
    */
   ahead: Record<string, string> | undefined;
 }

@@ -21,8 +21,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { errorBody } from '../schemas.js';
 import type { Exchange } from './exchange.js';
+import { Refusal } from './refusal.js';
 import { writeJson } from './respond.js';
 
 /** Where a request went, as app.ts splits them: a bounded set, so a label. */
@@ -109,11 +109,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path !== '/metrics') {
-      writeJson(res, 404, errorBody(404, 'not_found', 'This listener serves GET /metrics only.'));
+      writeJson(res, 404, new Refusal(404, 'not_found', 'This listener serves GET /metrics only.').body());
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      writeJson(res, 405, errorBody(405, 'method_not_allowed', `${req.method ?? ''} is not allowed on /metrics; use GET, HEAD.`), ['Allow', 'GET, HEAD']);
+      writeJson(res, 405, new Refusal(405, 'method_not_allowed', `${req.method ?? ''} is not allowed on /metrics; use GET, HEAD.`).body(), ['Allow', 'GET, HEAD']);
       return;
     }
     registry.metrics().then(
@@ -122,7 +122,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
         res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': payload.length, 'Cache-Control': 'no-store' });
         res.end(req.method === 'HEAD' ? undefined : payload);
       },
-      () => writeJson(res, 500, errorBody(500, 'internal_error', 'The metrics could not be collected.')),
+      () => writeJson(res, 500, new Refusal(500, 'internal_error', 'The metrics could not be collected.').body()),
     );
   };
 

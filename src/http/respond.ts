@@ -6,10 +6,12 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
-import { errorBody, JsonText, limitErrorBody, type ErrorBody, type ErrorCode, type LimitErrorCode } from '../schemas.js';
+import { JsonText } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
+import { answerAfterBody } from './body.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
 import { EXCHANGE_HEADER_VALUE_AT, exchangeHeaders, valuePositions, type Exchange } from './exchange.js';
+import { Refusal } from './refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
 
 /**
@@ -57,17 +59,6 @@ function merged(a: Readonly<Record<string, string>>, b: Readonly<Record<string, 
 }
 
 /**
- * The codes of the spec's LimitError body (409, 422, 429: added in 1.1.0 with their own enum, so
- * 1.0.0's Error codes stay exactly as released). Typed as a record of every LimitErrorCode: a code
- * added to the spec is a compile error here until it is listed.
- */
-const LIMIT_ERROR_CODES: Readonly<Record<LimitErrorCode, true>> = { idempotency_key_in_use: true, idempotency_key_reused: true, rate_limited: true };
-
-function isLimitErrorCode(code: ErrorCode | LimitErrorCode): code is LimitErrorCode {
-  return Object.hasOwn(LIMIT_ERROR_CODES, code);
-}
-
-/**
  * The headers the contract check judges: every header already on the response (the sandbox's
  * marker, a shutdown's Connection: close), the exchange's own (those set ahead included) and the
  * ones passed in, by lower-case name as node:http keeps them. Only in test and dev: production
@@ -85,7 +76,7 @@ function checkedHeaders(exchange: Exchange, headers: Record<string, string>, cac
 
 export interface Responder {
   /** Sends a body through the contract check of the exchange's operation; a violation turns it into a 500. */
-  send(exchange: Exchange, status: number, body: unknown, headers?: Record<string, string>): void;
+  send(exchange: Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
   /**
    * A 200 of an operation whose contract declares an `ETag` on it and a 304 (./api.ts decides):
    * the body is serialised once and tagged from its bytes (./etag.ts), with
@@ -94,22 +85,24 @@ export interface Responder {
    * `headers` are the handler's, in an object of the caller's own: the ETag is added to it.
    */
   sendTagged(exchange: Exchange, body: unknown, headers: Record<string, string>, ifNoneMatch: string | undefined): void;
-  /** An Error body; a LimitErrorCode (409, 422, 429 of 1.1.0) sends the spec's LimitError, which has no `details`. */
-  sendError(exchange: Exchange, status: number, code: ErrorCode | LimitErrorCode, message: string, options?: { details?: ErrorBody['details']; headers?: Record<string, string> }): void;
-  /** A thrown error: 503 when the database is unavailable, otherwise a logged 500. */
-  sendFailure(exchange: Exchange, error: unknown): void;
+  /**
+   * The one place a refused or failed request is answered: a Refusal (./refusal.ts) as it says;
+   * a database that cannot be reached, a 503 to retry; anything else, a logged 500. A body the
+   * request still has unread is taken care of first (./body.ts, answerAfterBody).
+   */
+  sendError(exchange: Exchange, error: unknown): void;
 }
 
 export function createResponder(checker: ResponseChecker, deprecations: ReadonlyMap<string, Record<string, string>>, logger: Logger): Responder {
   /** `cacheControl` replaces the exchange's `no-store` (only when the response passes the check). */
-  const deliver = (exchange: Exchange, status: number, body: unknown, headers: Record<string, string>, cacheControl?: string): void => {
+  const deliver = (exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>>, cacheControl?: string): void => {
     const { operationId } = exchange;
     const deprecation = operationId === undefined ? undefined : deprecations.get(operationId);
     const all = deprecation ? merged(headers, deprecation) : headers;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
       if (checker.check(operationId, status, body, checkedHeaders(exchange, all, cacheControl), request)) {
-        answerJson(exchange, 500, errorBody(500, 'internal_error', 'The server produced a response that breaks its contract.'));
+        answerJson(exchange, 500, new Refusal(500, 'internal_error', 'The server produced a response that breaks its contract.').body());
         return;
       }
     }
@@ -123,23 +116,23 @@ export function createResponder(checker: ResponseChecker, deprecations: Readonly
     if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) deliver(exchange, 304, undefined, headers, REVALIDATE);
     else deliver(exchange, 200, new JsonText(text), headers, REVALIDATE);
   };
-  const sendError: Responder['sendError'] = (exchange, status, code, message, options = {}) => {
-    const body = isLimitErrorCode(code) ? limitErrorBody(status, code, message) : errorBody(status, code, message, options.details);
-    send(exchange, status, body, options.headers);
+  /** What a thrown value that is not a Refusal is answered with; logged, since it is the server's failure. */
+  const refusalFor = (exchange: Exchange, error: unknown): Refusal => {
+    if (error instanceof Refusal) return error;
+    const { requestId } = exchange;
+    if (isDatabaseUnavailable(error)) {
+      logger.warn({ reqId: requestId, err: error }, 'database unavailable');
+      return new Refusal(503, 'service_unavailable', 'The service is unavailable; retry later.', { headers: { 'Retry-After': '1' } });
+    }
+    logger.error({ reqId: requestId, err: error }, 'unexpected failure');
+    return new Refusal(500, 'internal_error', `An unexpected error occurred (request ${requestId}).`);
   };
   return {
     send,
     sendTagged,
-    sendError,
-    sendFailure(exchange, error) {
-      const { requestId } = exchange;
-      if (isDatabaseUnavailable(error)) {
-        logger.warn({ reqId: requestId, err: error }, 'database unavailable');
-        sendError(exchange, 503, 'service_unavailable', 'The service is unavailable; retry later.', { headers: { 'Retry-After': '1' } });
-        return;
-      }
-      logger.error({ reqId: requestId, err: error }, 'unexpected failure');
-      sendError(exchange, 500, 'internal_error', `An unexpected error occurred (request ${requestId}).`);
+    sendError(exchange, error) {
+      const refusal = refusalFor(exchange, error);
+      answerAfterBody(exchange, (close) => send(exchange, refusal.status, refusal.body(), close ? { ...refusal.headers, Connection: 'close' } : refusal.headers));
     },
   };
 }

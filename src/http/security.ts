@@ -7,8 +7,8 @@
  */
 import type { Context, OpenAPIBackend } from 'openapi-backend';
 import type { KeyVerdict } from '../auth/keyCache.js';
-import type { ErrorCode } from '../schemas.js';
 import type { OpenApiDocument } from '../spec.js';
+import { Refusal } from './refusal.js';
 
 export interface KeyChecker {
   check(token: string | undefined): KeyVerdict;
@@ -72,17 +72,17 @@ export function callerOf(context: Context): string | undefined {
 }
 
 /**
- * The answer when no alternative of the operation's security was satisfied: 503 when keys could
+ * The Refusal when no alternative of the operation's security was satisfied: 503 when keys could
  * not be checked (fail closed, but say it is temporary), else 401 with a Bearer challenge that
  * adds `error="invalid_token"` when a credential was sent (RFC 6750).
  */
-export function unauthorizedAnswer(context: Context): { status: 401 | 503; code: ErrorCode; message: string; headers: Record<string, string> } {
+export function unauthorized(context: Context): Refusal {
   const results = Object.values((context.security ?? {}) as Record<string, SchemeResult | boolean | undefined>).filter(
     (r): r is SchemeResult => typeof r === 'object' && r !== null,
   );
   if (results.some((r) => r.error === 'unavailable')) {
-    return { status: 503, code: 'service_unavailable', message: 'API keys cannot be checked right now; retry later.', headers: { 'Retry-After': '1' } };
+    return new Refusal(503, 'service_unavailable', 'API keys cannot be checked right now; retry later.', { headers: { 'Retry-After': '1' } });
   }
   const sent = results.some((r) => r.error === 'invalid');
-  return { status: 401, code: 'unauthorized', message: 'A valid API key is required.', headers: { 'WWW-Authenticate': sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE } };
+  return new Refusal(401, 'unauthorized', 'A valid API key is required.', { headers: { 'WWW-Authenticate': sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE } });
 }

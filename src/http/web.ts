@@ -3,9 +3,9 @@
  * Error body for any other path. Loaded in the background once the server listens (see app.ts),
  * so it costs the start-up nothing.
  *
- * Express serves its own routes; every Error it has to answer (a 404, a thrown error) goes to
- * Express's final callback, which holds the exchange and answers through the responder like the
- * rest of the server. That callback takes the place of the one Express would otherwise make per
+ * Express serves its own routes; every Error it has to answer (a Refusal such as a 404, a thrown
+ * error) goes to Express's final callback, which holds the exchange and answers through the
+ * responder like the rest of the server. That callback takes the place of the one Express would otherwise make per
  * request (its finalhandler).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -15,6 +15,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { redactApiKeys } from '../auth/apiKey.js';
 import { SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../paths.js';
 import { setExchangeHeaders, type Exchange } from './exchange.js';
+import { Refusal } from './refusal.js';
 import type { Responder } from './respond.js';
 
 // The rendered docs are one self-contained page: inline script and styles, nothing fetched from
@@ -79,11 +80,6 @@ export interface WebOptions {
 /** Serves one exchange that is not the API's. */
 export type WebLane = (exchange: Exchange) => void;
 
-/** A 404 an Express route hands to the final callback, which sends it as an Error body. */
-class NotFound {
-  constructor(readonly message: string) {}
-}
-
 /** An Express app called as node:http's listener, with its final callback (express.js: `app(req, res, next)`); its types omit the callback. */
 type ExpressListener = (req: IncomingMessage, res: ServerResponse, done: (error?: unknown) => void) => void;
 
@@ -104,27 +100,23 @@ export function createWeb(options: WebOptions): WebLane {
     }
     // Docs built before the served page existed: the published page, without this server listed.
     if (!existsSync(options.docsFile)) {
-      next(new NotFound('The docs are not built; run `npm run docs`.'));
+      next(new Refusal(404, 'not_found', 'The docs are not built; run `npm run docs`.'));
       return;
     }
     res.set('Content-Security-Policy', DOCS_CSP).set('Cache-Control', 'no-cache').sendFile(options.docsFile);
   });
   // Any method on any other path (an OPTIONS too: answered here, Express never answers it itself).
   web.use((req: Request, _res: Response, next: NextFunction) => {
-    next(new NotFound(`No such path: ${redactApiKeys(req.path)}`));
+    next(new Refusal(404, 'not_found', `No such path: ${redactApiKeys(req.path)}`));
   });
   const listener = web as unknown as ExpressListener;
   return (exchange) => {
     // Express writes its answers itself (setHeader, then its own end): the exchange's headers go first.
     setExchangeHeaders(exchange);
     listener(exchange.req, exchange.res, (error?: unknown) => {
-      if (error instanceof NotFound) {
-        responder.sendError(exchange, 404, 'not_found', error.message);
-        return;
-      }
       // A failure once the response has begun (a file stream that broke) cannot become an Error body.
       if (exchange.res.headersSent) return;
-      responder.sendFailure(exchange, error ?? new Error('Express finished without answering'));
+      responder.sendError(exchange, error ?? new Error('Express finished without answering'));
     });
   };
 }
