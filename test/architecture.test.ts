@@ -93,6 +93,17 @@ describe('architecture', () => {
     }
   });
 
+  it('one way to refuse: in src/http only refusal.ts builds an Error body, and only respond.ts answers a thrown error', () => {
+    const http = sources('src/http');
+    const builders = http.filter((file) => /\b(errorBody|limitErrorBody)\(/.test(readFileSync(join(root, file), 'utf8')));
+    expect(builders).toEqual(['src/http/refusal.ts']);
+    // A second Error-shaped type or class in the request path is how six shapes grew before.
+    const shapes = http.filter((file) => /\b(class|interface|type)\s+\w*(Refusal|NotFound|Rejection|Failure)\w*\b/.test(readFileSync(join(root, file), 'utf8')));
+    expect(shapes).toEqual(['src/http/refusal.ts']);
+    const answerers = http.filter((file) => /\bisDatabaseUnavailable\(/.test(readFileSync(join(root, file), 'utf8')));
+    expect(answerers).toEqual(['src/http/respond.ts']);
+  });
+
   const owners: Array<[string, RegExp]> = [
     ['express', /^src\/http\//],
     ['openapi-backend', /^src\/http\//],
