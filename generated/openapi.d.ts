@@ -45,7 +45,8 @@ export interface paths {
          *
          *     **Deprecated.** This operation will be removed on 5 December 2030. Use
          *     `GET /pets` with the `status` filter instead. Its responses carry
-         *     `Deprecation` and `Sunset` headers.
+         *     `Deprecation`, `Sunset` and `Link` (`rel="deprecation"`) headers; during an
+         *     announced brownout, and from 5 December 2030 on, it answers `410 Gone`.
          */
         get: operations["getPet"];
         put?: never;
@@ -152,6 +153,46 @@ export interface components {
              */
             status: number;
         };
+        /**
+         * @description Machine-readable code of a `GoneError`, one per condition:
+         *
+         *     - `operation_brownout` (410): a planned brownout of a deprecated operation; it answers again after the window, until its sunset date. Move to the replacement.
+         *     - `operation_sunset` (410): the deprecated operation's sunset date has passed; it answers 410 for good.
+         *
+         *     Like `ErrorCode`, new values may be added in a minor version.
+         * @example operation_brownout
+         * @enum {string}
+         */
+        GoneErrorCode: "operation_brownout" | "operation_sunset";
+        /**
+         * @description The body of a deprecated operation's `410`: the `Error` fields, with codes of its own,
+         *     plus the operation's sunset date and its replacement.
+         */
+        GoneError: {
+            code: components["schemas"]["GoneErrorCode"];
+            /**
+             * @description Human-readable description, naming the replacement and the sunset date.
+             * @example getPet is deprecated and is browned out until 2026-12-01T12:00:00Z to make its callers notice; it will be removed on 2030-12-05. Use GET /pets with the status filter instead.
+             */
+            message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response, repeated.
+             * @example 410
+             */
+            status: number;
+            /**
+             * Format: date-time
+             * @description When the operation is (or was) removed, as an ISO 8601 date-time in UTC.
+             * @example 2030-12-05T00:00:00Z
+             */
+            sunset: string;
+            /**
+             * @description What to call instead (the operation's `x-replacement`).
+             * @example GET /pets with the status filter
+             */
+            replacement: string;
+        };
         /** @description One offending field of a request. */
         ErrorDetail: {
             /**
@@ -232,6 +273,40 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description API key missing or invalid, on a deprecated operation: the `Unauthorized` answer with
+         *     the operation's deprecation headers.
+         */
+        UnauthorizedDeprecated: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["DeprecationLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description This deprecated operation is not served: during a brownout the service announced (it
+         *     answers again after the window), or from its sunset date on (for good). Nothing was
+         *     done. Call the replacement the body names.
+         */
+        OperationGone: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["DeprecationLink"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GoneError"];
             };
         };
         /** @description The requested animal could not be found. */
@@ -416,6 +491,13 @@ export interface components {
          * @example Thu, 05 Dec 2030 00:00:00 GMT
          */
         Sunset: string;
+        /**
+         * @description Where the deprecation is explained (RFC 9745 §3): this operation in the API's docs,
+         *     `<URL>; rel="deprecation"; type="text/html"`. The URL is relative to the request's when
+         *     it starts with `/`.
+         * @example </docs#tag/Pets/operation/getPet>; rel="deprecation"; type="text/html"
+         */
+        DeprecationLink: string;
         /**
          * @description The authentication scheme to use (RFC 6750). When a key was sent but is not
          *     valid, the challenge adds `error="invalid_token"`.
@@ -620,6 +702,7 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["DeprecationLink"];
                     ETag: components["headers"]["ETag"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -631,14 +714,15 @@ export interface operations {
             };
             /**
              * @description The animal has not changed since the response whose `ETag` was sent in
-             *     `If-None-Match`: no body. It carries the same `ETag`, and the `Deprecation` and
-             *     `Sunset` headers.
+             *     `If-None-Match`: no body. It carries the same `ETag`, and the `Deprecation`,
+             *     `Sunset` and `Link` headers.
              */
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["DeprecationLink"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -646,8 +730,9 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["InvalidPetId"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["UnauthorizedDeprecated"];
             404: components["responses"]["NotFound"];
+            410: components["responses"]["OperationGone"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];

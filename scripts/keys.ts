@@ -2,17 +2,23 @@
  * `npm run keys -- <command>`: issue, list and revoke API keys on the configured database
  * (the SQLite file by default, or DATABASE_URL). Only a key's hash is stored, so a key is shown
  * once, when it is created. A new key starts working, and a revoked one stops, on every running
- * instance within the key refresh interval (KEY_REFRESH_MS, 2 s by default).
+ * instance within the key refresh interval (KEY_REFRESH_MS, 2 s by default). `usage` says which
+ * keys still call deprecated operations (src/store/deprecatedCalls.ts), to warn them before a sunset.
  */
 import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/server.js';
+import { loadBundledSpec, operationsOf } from '../src/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
+import { deprecatedUsage } from '../src/store/deprecatedCalls.js';
 
 const HELP = `Usage: npm run keys -- <command>
 
   create <name>   create a key; prints it once (the last line is the key alone)
   list            list keys: id, name, created, revoked (never the keys)
   revoke <id>     revoke a key; running servers stop accepting it within seconds
+  usage           who still calls deprecated operations: per key (id, name) and operation,
+                  the calls and the first and last call (servers write them every 5 s and
+                  when they stop); nothing for operations that are not deprecated
 
 Uses DATABASE_URL when set (postgres://…), otherwise the SQLite file (SQLITE_PATH,
 default data/animal-store.sqlite).`;
@@ -69,6 +75,21 @@ try {
       else {
         console.error(`No key has id ${id}.`);
         exitCode = 1;
+      }
+      break;
+    }
+    case 'usage': {
+      if (rest.length > 0) usage('usage takes no arguments');
+      const deprecated = operationsOf(loadBundledSpec()).filter((op) => op.deprecated);
+      const sunsets = new Map(deprecated.map((op) => [op.operationId, op.sunset ?? '-']));
+      const rows = (await deprecatedUsage(database.db)).filter((row) => sunsets.has(row.operationId));
+      if (deprecated.length === 0) console.log('No operation of the contract is deprecated.');
+      else if (rows.length === 0) console.log(`No calls of deprecated operations (${[...sunsets.keys()].join(', ')}) recorded.`);
+      else {
+        printTable(
+          ['key id', 'key name', 'operation', 'sunset', 'calls', 'first call', 'last call'],
+          rows.map((row) => [row.keyId === undefined ? '-' : String(row.keyId), row.keyName ?? '(key deleted)', row.operationId, sunsets.get(row.operationId) ?? '-', String(row.calls), row.firstCall, row.lastCall]),
+        );
       }
       break;
     }

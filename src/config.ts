@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { Interval } from 'luxon';
 import { projectRoot } from './paths.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -43,6 +44,19 @@ export interface Config {
    * unset or empty, the default): no limits, no headers, nothing loaded, no cost per request.
    */
   rateLimit?: RateLimitConfig | undefined;
+  /**
+   * DEPRECATION_BROWNOUTS: windows of time in which every deprecated operation answers 410 Gone,
+   * so its callers notice before the sunset date. Empty (unset, the default): none.
+   */
+  brownouts?: readonly Brownout[] | undefined;
+}
+
+/** A brownout window, [start, end) in ms since the epoch, and how it was written. */
+export interface Brownout {
+  start: number;
+  end: number;
+  /** The ISO 8601 interval as normalised (`start/end`, UTC). */
+  text: string;
 }
 
 export interface RateLimitConfig {
@@ -183,6 +197,28 @@ function readRateLimit(env: Env): RateLimitConfig | undefined {
   return { quota, windowS, redisUrl };
 }
 
+/**
+ * DEPRECATION_BROWNOUTS: comma-separated ISO 8601 intervals, `start/end` or `start/duration`
+ * (`2030-06-01T10:00:00Z/PT1H`), parsed by luxon; a time without an offset is UTC. Sorted by start.
+ */
+function readBrownouts(env: Env): Brownout[] {
+  const raw = env.DEPRECATION_BROWNOUTS?.trim();
+  if (!raw) return [];
+  const brownouts: Brownout[] = [];
+  for (const entry of raw.split(',').map((part) => part.trim())) {
+    if (entry === '') throw new ConfigError(`DEPRECATION_BROWNOUTS has an empty entry (a stray comma?); got "${raw}"`);
+    const interval = Interval.fromISO(entry, { zone: 'utc' });
+    if (!interval.isValid || !interval.start || !interval.end) {
+      throw new ConfigError(`DEPRECATION_BROWNOUTS: "${entry}" is not an ISO 8601 interval (${interval.invalidExplanation ?? 'invalid'}); write each as start/end or start/duration, e.g. "2030-06-01T10:00:00Z/PT1H"`);
+    }
+    if (interval.isEmpty()) throw new ConfigError(`DEPRECATION_BROWNOUTS: "${entry}" is an empty interval; give it a duration`);
+    const start = interval.start.toMillis();
+    const end = interval.end.toMillis();
+    brownouts.push({ start, end, text: `${new Date(start).toISOString().replace('.000Z', 'Z')}/${new Date(end).toISOString().replace('.000Z', 'Z')}` });
+  }
+  return brownouts.sort((a, b) => a.start - b.start);
+}
+
 /** Reads and checks the environment; a bad value is an error naming the variable. */
 export function loadConfig(env: Env = process.env): Config {
   const mode = readOneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
@@ -208,5 +244,6 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: readCorsOrigins(env),
     ...readMetrics(env, port),
     rateLimit: readRateLimit(env),
+    brownouts: readBrownouts(env),
   };
 }

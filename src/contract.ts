@@ -37,12 +37,13 @@ export interface HandlerRequest<O extends OperationId> {
 
 /**
  * Headers the server derives itself (deprecation from the spec, ETag from the answer's bytes,
- * rate limits from the limiter); handlers never set them.
+ * rate limits from the limiter); handlers never set them. A `Link` beside `Deprecation` is the
+ * deprecation link (src/http/deprecation.ts); any other `Link` (a page's) is the handler's.
  */
 type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'ETag' | 'RateLimit' | 'RateLimit-Policy';
 
 type DeclaredHeaders<R> = R extends { headers: infer H }
-  ? { [K in keyof H as string extends K ? never : K extends ServerHeaders ? never : K]: H[K] }
+  ? { [K in keyof H as string extends K ? never : K extends ServerHeaders ? never : K extends 'Link' ? (H extends { Deprecation: string } ? never : K) : K]: H[K] }
   : Record<string, never>;
 
 /** Statuses that the spec's `default` Error response covers for a handler. */

@@ -14,6 +14,9 @@ export type ErrorCode = Schemas['ErrorCode'];
 /** The Error body of the responses added in 1.1.0 (409, 422, 429), with codes of its own (spec: LimitError). */
 export type LimitErrorBody = Schemas['LimitError'];
 export type LimitErrorCode = Schemas['LimitErrorCode'];
+/** The body of a deprecated operation's 410 (brownout or sunset), with the sunset date and the replacement (spec: GoneError). */
+export type GoneErrorBody = Schemas['GoneError'];
+export type GoneErrorCode = Schemas['GoneErrorCode'];
 
 /**
  * A body the database already serialised (a page of pets as `json_group_array`/`json_agg`): sent
@@ -31,4 +34,8 @@ export function errorBody(status: number, code: ErrorCode, message: string, deta
 
 export function limitErrorBody(status: number, code: LimitErrorCode, message: string): LimitErrorBody {
   return { code, message, status };
+}
+
+export function goneErrorBody(status: number, code: GoneErrorCode, message: string, sunset: string, replacement: string): GoneErrorBody {
+  return { code, message, status, sunset, replacement };
 }

@@ -17,6 +17,7 @@ import { docsPath } from './paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
+import { createDeprecatedCallLog } from './store/deprecatedCalls.js';
 import { startIdempotencyPurge } from './store/idempotencyPurge.js';
 import { createPetStore } from './store/pets.js';
 import { readSecret } from './store/secrets.js';
@@ -90,6 +91,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     rateLimit = await createRateLimiter({ config: config.rateLimit, logger, onFailOpen: metrics?.countRateLimitFailOpen });
   }
 
+  // Who still calls deprecated operations, per key, in the store (written in batches).
+  const deprecatedCalls = createDeprecatedCallLog(database.db, (error) => logger.warn({ err: error }, 'could not record calls of deprecated operations'));
+  const onDeprecatedCall = (operationId: string, caller: string | undefined, at: number): void => {
+    metrics?.countDeprecatedCall(operationId);
+    // A 401's caller is nobody: no key passed.
+    if (caller !== undefined) deprecatedCalls.record(operationId, caller, at);
+  };
+
   const basePath = basePathOf(document);
   const { app, violations } = createApp({
     document,
@@ -103,6 +112,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     corsOrigins: config.corsOrigins,
     metrics,
     rateLimit,
+    brownouts: config.brownouts,
+    onDeprecatedCall,
   });
 
   const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
@@ -115,6 +126,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await httpServer.close();
       await rateLimit?.close();
       keyCache.stopRefreshing();
+      await deprecatedCalls.close();
       if (!options.database) await database.close();
       throw error;
     }
@@ -133,6 +145,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await rateLimit?.close();
       keyCache.stopRefreshing();
       await purge.stop();
+      // After the last request, before the database closes: no counted call is lost.
+      await deprecatedCalls.close();
       if (!options.database) await database.close();
     })());
 

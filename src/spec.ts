@@ -15,10 +15,15 @@ export interface OperationInfo {
   path: string;
   summary: string;
   deprecated: boolean;
-  /** `x-deprecated-at` and `x-sunset`, as the spec gives them. */
+  /** `x-deprecated-at`, `x-sunset` and `x-replacement`, as the spec gives them. */
   deprecatedAt?: string;
   sunset?: string;
+  replacement?: string;
   stability?: string;
+  /** The operation's first tag: the rendered docs (Redoc) anchor it at `#tag/<tag>/operation/<operationId>`. */
+  tag?: string;
+  /** The operation's `externalDocs.url`, when it has one. */
+  externalDocsUrl?: string;
 }
 
 function stringExtension(op: object, key: string): string | undefined {
@@ -43,10 +48,14 @@ export function operationsOf(document: OpenApiDocument): OperationInfo[] {
       };
       const deprecatedAt = stringExtension(op, 'x-deprecated-at');
       const sunset = stringExtension(op, 'x-sunset');
+      const replacement = stringExtension(op, 'x-replacement');
       const stability = stringExtension(op, 'x-stability');
       if (deprecatedAt) info.deprecatedAt = deprecatedAt;
       if (sunset) info.sunset = sunset;
+      if (replacement) info.replacement = replacement;
       if (stability) info.stability = stability;
+      if (op.tags?.[0]) info.tag = op.tags[0];
+      if (op.externalDocs?.url) info.externalDocsUrl = op.externalDocs.url;
       result.push(info);
     }
   }

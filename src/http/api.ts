@@ -17,6 +17,7 @@ import type { HandlerDeps, Handlers } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
 import { readJsonBody } from './body.js';
 import { setAhead, type Exchange } from './exchange.js';
+import type { Deprecations } from './deprecation.js';
 import type { RateLimiter } from './rateLimit.js';
 import type { Responder } from './respond.js';
 import { Refusal } from './refusal.js';
@@ -48,6 +49,10 @@ export interface ApiOptions {
   basePath: string;
   /** RATE_LIMIT set: each request with a valid key is counted (./rateLimit.ts); undefined: no limits, no cost. */
   rateLimit?: Pick<RateLimiter, 'consume'> | undefined;
+  /** The deprecated operations: their headers on a 401, their 410s (brownouts, past the sunset). */
+  deprecations: Deprecations;
+  /** Each call of a deprecated operation, once routed (a 401 included: `caller` undefined then). */
+  onDeprecatedCall?: ((operationId: string, caller: string | undefined, at: number) => void) | undefined;
 }
 
 export interface Api {
@@ -130,7 +135,7 @@ function readBody(context: Context, exchange: Exchange): Promise<void> | undefin
 }
 
 export function createApi(options: ApiOptions): Api {
-  const { backend, responder, rateLimit } = options;
+  const { backend, responder, rateLimit, deprecations, onDeprecatedCall } = options;
   const handlerMap = options.handlers as unknown as Record<string, AnyHandler>;
   const conditional = conditionalOperations(backend);
 
@@ -194,9 +199,13 @@ export function createApi(options: ApiOptions): Api {
       const allow = allowedMethods(path).join(', ');
       throw new Refusal(405, 'method_not_allowed', `${methodOf(exchange)} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
     },
-    // Nothing of the body is read: a bad key costs no body parsing.
+    // Nothing of the body is read: a bad key costs no body parsing. A deprecated operation's 401
+    // carries its deprecation headers too (the spec declares them), though no operation is chosen.
     unauthorizedHandler: (context: Context) => {
-      throw unauthorized(context);
+      const deprecated = deprecations.get(context.operation.operationId);
+      if (deprecated === undefined) throw unauthorized(context);
+      onDeprecatedCall?.(deprecated.operationId, undefined, Date.now());
+      throw unauthorized(context, deprecated.headers);
     },
     // Runs once security has passed (or the operation needs none), before validation: the body is
     // read here. A promise only when something waits (a rate-limit count, a body): openapi-backend
@@ -208,6 +217,14 @@ export function createApi(options: ApiOptions): Api {
       if (security?.authorized === false && (context.operation.security ?? []).length > 0) return undefined;
       exchange.operationId = context.operation.operationId;
       exchange.caller = callerOf(context);
+      const deprecated = deprecations.get(exchange.operationId);
+      if (deprecated !== undefined) {
+        const now = Date.now();
+        onDeprecatedCall?.(deprecated.operationId, exchange.caller, now);
+        // A brownout or a past sunset: 410, before the rate limit and the body cost anything.
+        const gone = deprecations.refusal(deprecated, now);
+        if (gone !== undefined) throw gone;
+      }
       // Only a caller with a valid key is counted (a 401 was answered above); before the body, so
       // a refused request costs no body parsing.
       if (rateLimit !== undefined && exchange.caller !== undefined) return checkRateLimit(rateLimit, exchange, exchange.caller).then(() => readBody(context, exchange));

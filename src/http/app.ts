@@ -9,13 +9,13 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { KeyVerdict } from '../auth/keyCache.js';
-import type { CorsOrigins } from '../config.js';
+import type { Brownout, CorsOrigins } from '../config.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { Logger } from '../logger.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import { createApi } from './api.js';
 import { createCors } from './cors.js';
-import { deprecationHeaders } from './deprecation.js';
+import { Deprecations } from './deprecation.js';
 import { beginExchange, type Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
 import type { RateLimiter } from './rateLimit.js';
@@ -42,6 +42,10 @@ export interface AppOptions {
   metrics?: Pick<Metrics, 'track'> | undefined;
   /** RATE_LIMIT set: requests with a valid key are counted per key (./rateLimit.ts); undefined: no limits, nothing per request. */
   rateLimit?: Pick<RateLimiter, 'consume'> | undefined;
+  /** DEPRECATION_BROWNOUTS: when every deprecated operation answers 410 (./deprecation.ts). */
+  brownouts?: readonly Brownout[] | undefined;
+  /** Each call of a deprecated operation: the server counts them per key (../store/deprecatedCalls.ts) and in the metrics. */
+  onDeprecatedCall?: ((operationId: string, caller: string | undefined, at: number) => void) | undefined;
 }
 
 export interface App {
@@ -66,8 +70,20 @@ export function createApp(options: AppOptions): App {
     backend.validator.preCompileResponseHeaderValidators();
   }
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
-  const responder = createResponder(checker, deprecationHeaders(operationsOf(document)), logger);
-  const api = createApi({ backend, basePath, document, handlers: options.handlers, deps: options.deps, keys: options.keys, responder, rateLimit: options.rateLimit });
+  const deprecations = new Deprecations(operationsOf(document), options.brownouts);
+  const responder = createResponder(checker, deprecations.headers(), logger);
+  const api = createApi({
+    backend,
+    basePath,
+    document,
+    handlers: options.handlers,
+    deps: options.deps,
+    keys: options.keys,
+    responder,
+    rateLimit: options.rateLimit,
+    deprecations,
+    onDeprecatedCall: options.onDeprecatedCall,
+  });
 
   const cors = options.corsOrigins === undefined ? undefined : createCors({ origins: options.corsOrigins, backend, serves: api.serves, allowedMethods: api.allowedMethods });
 

@@ -1,21 +1,83 @@
+import type { Brownout } from '../config.js';
 import type { OperationInfo } from '../spec.js';
+import { Refusal } from './refusal.js';
 
 /**
- * Response headers for deprecated operations, derived from the spec alone: `Deprecation`
- * (RFC 9745, a structured-field date) from `x-deprecated-at`, and `Sunset` (RFC 8594, an HTTP
- * date) from `x-sunset`. A handler never sets them.
+ * The deprecated operations, derived from the spec's own markers (`deprecated`, `x-deprecated-at`,
+ * `x-sunset`, `x-replacement`), for every deprecated operation alike; a handler never sets any of it.
+ * - Every answer of one carries `Deprecation` (RFC 9745, a structured-field date),
+ *   `Sunset` (RFC 8594, an HTTP date) and `Link: <docs>; rel="deprecation"` (RFC 9745 §3): the
+ *   operation's `externalDocs.url`, else its place in the docs this server serves (Redoc's anchor).
+ * - Inside a brownout window (DEPRECATION_BROWNOUTS), and from its sunset instant on, it answers
+ *   410 with a GoneError naming the replacement and the sunset date.
  */
-export function deprecationHeaders(operations: readonly OperationInfo[]): Map<string, Record<string, string>> {
-  const byOperation = new Map<string, Record<string, string>>();
-  for (const op of operations) {
-    if (!op.deprecated) continue;
-    const headers: Record<string, string> = {};
-    if (op.deprecatedAt) headers.Deprecation = `@${Math.floor(Date.parse(op.deprecatedAt) / 1000)}`;
-    if (op.sunset) headers.Sunset = new Date(op.sunset).toUTCString();
-    if (Object.values(headers).some((v) => v.includes('NaN') || v === 'Invalid Date')) {
-      throw new Error(`${op.operationId}: x-deprecated-at or x-sunset is not a date`);
-    }
-    byOperation.set(op.operationId, headers);
+export interface DeprecatedOperation {
+  operationId: string;
+  headers: Readonly<Record<string, string>>;
+  /** `x-sunset` in ms since the epoch. */
+  sunsetAt: number;
+  /** `x-sunset` as the spec writes it (ISO 8601, UTC). */
+  sunset: string;
+  replacement: string;
+}
+
+/** The docs page the server serves (src/http/web.ts). */
+const DOCS_PATH = '/docs';
+
+function describe(op: OperationInfo): DeprecatedOperation {
+  const sunsetAt = op.sunset ? Date.parse(op.sunset) : Number.NaN;
+  const deprecatedAt = op.deprecatedAt ? Date.parse(op.deprecatedAt) : Number.NaN;
+  // `npm run lint` (redocly.yaml: deprecation-complete, deprecation-dates) refuses a spec without them.
+  if (Number.isNaN(sunsetAt) || Number.isNaN(deprecatedAt)) throw new Error(`${op.operationId}: x-deprecated-at or x-sunset is missing or not a date`);
+  const docs = op.externalDocsUrl ?? `${DOCS_PATH}#tag/${encodeURIComponent(op.tag ?? '')}/operation/${encodeURIComponent(op.operationId)}`;
+  return {
+    operationId: op.operationId,
+    headers: {
+      Deprecation: `@${Math.floor(deprecatedAt / 1000)}`,
+      Sunset: new Date(sunsetAt).toUTCString(),
+      Link: `<${docs}>; rel="deprecation"; type="text/html"`,
+    },
+    sunsetAt,
+    sunset: new Date(sunsetAt).toISOString().replace('.000Z', 'Z'),
+    replacement: op.replacement ?? 'the operations the docs name',
+  };
+}
+
+/** The deprecation headers of each deprecated operation, by operationId. */
+export function deprecationHeaders(operations: readonly OperationInfo[]): Map<string, Readonly<Record<string, string>>> {
+  return new Map(operations.filter((op) => op.deprecated).map((op) => [op.operationId, describe(op).headers]));
+}
+
+export class Deprecations {
+  private readonly byOperation: ReadonlyMap<string, DeprecatedOperation>;
+
+  constructor(
+    operations: readonly OperationInfo[],
+    private readonly brownouts: readonly Brownout[] = [],
+  ) {
+    this.byOperation = new Map(operations.filter((op) => op.deprecated).map((op) => [op.operationId, describe(op)]));
   }
-  return byOperation;
+
+  /** The deprecated operation, or undefined for one that is not. */
+  get(operationId: string | undefined): DeprecatedOperation | undefined {
+    return operationId === undefined ? undefined : this.byOperation.get(operationId);
+  }
+
+  /** Each deprecated operation's headers, by operationId (the responder adds them to every answer). */
+  headers(): Map<string, Readonly<Record<string, string>>> {
+    return new Map([...this.byOperation].map(([id, op]) => [id, op.headers]));
+  }
+
+  /** The 410 a call of `op` gets at `now` (past its sunset, or in a brownout), or undefined. */
+  refusal(op: DeprecatedOperation, now: number): Refusal | undefined {
+    const day = op.sunset.slice(0, 10);
+    const options = { headers: op.headers, gone: { sunset: op.sunset, replacement: op.replacement } };
+    if (now >= op.sunsetAt) {
+      return new Refusal(410, 'operation_sunset', `${op.operationId} was removed on ${day} (its sunset date). Use ${op.replacement} instead.`, options);
+    }
+    const brownout = this.brownouts.find((window) => window.start <= now && now < window.end);
+    if (brownout === undefined) return undefined;
+    const until = new Date(brownout.end).toISOString().replace('.000Z', 'Z');
+    return new Refusal(410, 'operation_brownout', `${op.operationId} is deprecated and is browned out until ${until} to make its callers notice; it will be removed on ${day}. Use ${op.replacement} instead.`, options);
+  }
 }

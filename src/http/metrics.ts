@@ -13,6 +13,7 @@
  * - the size of each group commit (src/store/batcher.ts);
  * - the age of the API key cache (seconds since its last successful reload);
  * - requests served without a rate-limit check because the counter store failed (./rateLimit.ts);
+ * - calls of deprecated operations, by operation (never by key: `npm run keys -- usage` has that);
  * - prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, handles).
  *
  * Cost on the request path: two clock reads, one 'finish' listener, and at the finish one
@@ -52,6 +53,8 @@ export interface Metrics {
   observeBatch(size: number): void;
   /** One request served without a rate-limit check: the counter store (Redis) failed (./rateLimit.ts fails open). */
   countRateLimitFailOpen(): void;
+  /** One call of a deprecated operation (./deprecation.ts), whatever its answer. */
+  countDeprecatedCall(operationId: string): void;
   /** The metrics listener's request handler: GET (or HEAD) /metrics, anything else a 404 or 405. */
   listener: RequestListener;
 }
@@ -106,6 +109,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers: [registry],
   });
 
+  const deprecatedCalls = new Counter({
+    name: 'animal_store_deprecated_requests_total',
+    help: 'Calls of deprecated operations, by operation (operationId), whatever the answer (401 and 410 included).',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path !== '/metrics') {
@@ -143,6 +153,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     countRateLimitFailOpen() {
       failOpen.inc();
+    },
+    countDeprecatedCall(operationId) {
+      deprecatedCalls.inc({ operation: operationId });
     },
     listener,
   };

@@ -7,7 +7,7 @@
  * are decided once. node:http's own parser refusals (./clientError.ts), which come before any
  * request exists, are Refusals too and share the body.
  */
-import { errorBody, limitErrorBody, type ErrorBody, type ErrorCode, type LimitErrorBody, type LimitErrorCode } from '../schemas.js';
+import { errorBody, goneErrorBody, limitErrorBody, type ErrorBody, type ErrorCode, type GoneErrorBody, type GoneErrorCode, type LimitErrorBody, type LimitErrorCode } from '../schemas.js';
 
 /**
  * The codes of the spec's LimitError body (409, 422, 429: added in 1.1.0 with their own enum, so
@@ -16,8 +16,17 @@ import { errorBody, limitErrorBody, type ErrorBody, type ErrorCode, type LimitEr
  */
 const LIMIT_ERROR_CODES: Readonly<Record<LimitErrorCode, true>> = { idempotency_key_in_use: true, idempotency_key_reused: true, rate_limited: true };
 
-function isLimitErrorCode(code: ErrorCode | LimitErrorCode): code is LimitErrorCode {
+/** The codes of the spec's GoneError body (a deprecated operation's 410), likewise. */
+const GONE_ERROR_CODES: Readonly<Record<GoneErrorCode, true>> = { operation_brownout: true, operation_sunset: true };
+
+type Code = ErrorCode | LimitErrorCode | GoneErrorCode;
+
+function isLimitErrorCode(code: Code): code is LimitErrorCode {
   return Object.hasOwn(LIMIT_ERROR_CODES, code);
+}
+
+function isGoneErrorCode(code: Code): code is GoneErrorCode {
+  return Object.hasOwn(GONE_ERROR_CODES, code);
 }
 
 export interface RefusalOptions {
@@ -25,15 +34,18 @@ export interface RefusalOptions {
   details?: ErrorBody['details'] | undefined;
   /** Headers the answer carries besides the exchange's own (Allow, WWW-Authenticate, Retry-After). */
   headers?: Readonly<Record<string, string>> | undefined;
+  /** A GoneError's sunset date and replacement (a deprecated operation's 410). */
+  gone?: { sunset: string; replacement: string } | undefined;
 }
 
 export class Refusal extends Error {
   readonly details: ErrorBody['details'] | undefined;
   readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly gone: RefusalOptions['gone'];
 
   constructor(
     readonly status: number,
-    readonly code: ErrorCode | LimitErrorCode,
+    readonly code: Code,
     message: string,
     options: RefusalOptions = {},
   ) {
@@ -41,10 +53,16 @@ export class Refusal extends Error {
     this.name = 'Refusal';
     this.details = options.details;
     this.headers = options.headers;
+    this.gone = options.gone;
   }
 
-  /** The body the contract declares for it: a LimitError for the codes of 1.1.0's limits (it has no `details`), else an Error. */
-  body(): ErrorBody | LimitErrorBody {
-    return isLimitErrorCode(this.code) ? limitErrorBody(this.status, this.code, this.message) : errorBody(this.status, this.code, this.message, this.details);
+  /**
+   * The body the contract declares for it: a LimitError for the codes of 1.1.0's limits (it has no
+   * `details`), a GoneError for a deprecated operation's 410, else an Error.
+   */
+  body(): ErrorBody | LimitErrorBody | GoneErrorBody {
+    if (isLimitErrorCode(this.code)) return limitErrorBody(this.status, this.code, this.message);
+    if (isGoneErrorCode(this.code)) return goneErrorBody(this.status, this.code, this.message, this.gone?.sunset ?? '', this.gone?.replacement ?? '');
+    return errorBody(this.status, this.code, this.message, this.details);
   }
 }

@@ -93,7 +93,7 @@ export interface Responder {
   sendError(exchange: Exchange, error: unknown): void;
 }
 
-export function createResponder(checker: ResponseChecker, deprecations: ReadonlyMap<string, Record<string, string>>, logger: Logger): Responder {
+export function createResponder(checker: ResponseChecker, deprecations: ReadonlyMap<string, Readonly<Record<string, string>>>, logger: Logger): Responder {
   /** `cacheControl` replaces the exchange's `no-store` (only when the response passes the check). */
   const deliver = (exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>>, cacheControl?: string): void => {
     const { operationId } = exchange;

@@ -59,6 +59,19 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
         await sql`create index idempotency_keys_created_at on idempotency_keys (created_at)`.execute(db);
       },
     },
+    '0005_deprecated_calls': {
+      async up(db: Kysely<unknown>) {
+        // Calls of deprecated operations per API key (caller: the key's hash, as api_keys.key_hash).
+        await sql`create table deprecated_calls (
+          caller text not null,
+          operation_id text not null,
+          calls ${bigint} not null,
+          first_call text not null,
+          last_call text not null,
+          primary key (caller, operation_id)
+        )`.execute(db);
+      },
+    },
   };
 }
 

@@ -32,6 +32,15 @@ export interface Database {
     response_body: string;
     created_at: string;
   };
+  deprecated_calls: {
+    /** The calling API key's hash (api_keys.key_hash); empty for a call without a key (a public operation). */
+    caller: string;
+    operation_id: string;
+    calls: number;
+    /** ISO 8601 UTC; of one length, so they order as text. */
+    first_call: string;
+    last_call: string;
+  };
   server_secrets: {
     name: string;
     /** Random bytes, base64url; shared by every instance on this database. */
