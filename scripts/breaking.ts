@@ -4,7 +4,9 @@
  * break a client written against any released contract of its major version in spec/released/
  * (how to freeze one: docs/contract.md, "Releasing the contract and breaking changes"). A
  * deliberate break needs a new major version of the API (a /v2 contract); this gate has no switch
- * to let one through.
+ * to let one through, but it knows the calendar: removing a deprecated operation whose sunset (its
+ * `x-sunset` in the released contract) has passed is no break, since the server has answered it
+ * 410 since then; the removal is listed, never let through silently (scripts/lib/sunsets.ts).
  *
  * api-smart-diff finds and judges every change, with its rules corrected where they misjudge our
  * clients (scripts/lib/breakingRules.ts). Both documents are dereferenced first, so each change
@@ -19,6 +21,7 @@ import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { apiCompare, type Diff } from 'api-smart-diff';
 import { projectRoot } from '../src/paths.js';
 import { breakingChangeRules } from './lib/breakingRules.js';
+import { CONTRACT_DATE, ContractDateError, contractDay, removableFrom, sunsetDate, sunsetInstant, sunsetRemovals, where } from './lib/sunsets.js';
 
 const HELP = `Usage: npm run breaking [-- [--spec <file>] [--against <file>] [--verbose]]
 
@@ -31,6 +34,15 @@ spec/released/ (a client of 1.0.0 must keep working, not only one of the newest 
                      spec/released/<x.y.z>.json of the newest major, by version)
   --verbose          also list the compatible changes
   --help             show this text
+
+Removing a whole deprecated operation is no break once its sunset, its x-sunset in the released
+contract, has passed: the server answers it 410 Gone from that instant on. Each such removal is
+listed as "removed after its sunset (<date>): <operationId> <METHOD> <path>". Every other change
+is judged as before. The sunset has passed on a day when its instant is at or before 00:00 UTC of
+that day (a sunset at 2030-12-05T00:00:00Z has passed on 2030-12-05; one at noon, on the next day).
+
+  ${CONTRACT_DATE}=YYYY-MM-DD   the day to judge on (default: today's date in UTC), e.g.
+                             CONTRACT_DATE=2030-12-06 npm run breaking
 
 Exit status: 0 compatible, 1 breaking changes, 2 usage or tool error.`;
 
@@ -114,14 +126,32 @@ function linesOf(diffs: Diff[], prefix: string): string[] {
 }
 
 const args = parseArgs(process.argv.slice(2));
+const day = (() => {
+  try {
+    return contractDay();
+  } catch (error) {
+    if (error instanceof ContractDateError) fail(error.message);
+    throw error;
+  }
+})();
 const spec = await load(args.spec).catch((error: unknown) => fail(`Reading ${rel(args.spec)} failed: ${error instanceof Error ? error.message : String(error)}`));
 
-/** The changes from one released contract to the working spec, judged. */
-async function compareWith(against: string): Promise<Diff[]> {
+/**
+ * The changes from one released contract to the working spec, judged, without the removals the
+ * calendar excuses; those come as lines of their own, and so do the hints for removals that come
+ * too early.
+ */
+async function compareWith(against: string): Promise<{ diffs: Diff[]; excused: string[]; early: string[] }> {
   try {
     const before = await load(against);
+    const removals = sunsetRemovals(before, spec, day);
     // Components are judged where they are used; only security schemes matter on their own.
-    return apiCompare(before, spec, { rules: breakingChangeRules() }).diffs.filter((d) => d.path[0] !== 'components' || d.path[1] === 'securitySchemes');
+    const diffs = apiCompare(before, spec, { rules: breakingChangeRules() }).diffs.filter((d) => (d.path[0] !== 'components' || d.path[1] === 'securitySchemes') && !removals.excuses(d.path));
+    return {
+      diffs,
+      excused: removals.excused.map((op) => `removed after its sunset (${sunsetDate(op)}): ${op.operationId} ${where(op)}`),
+      early: removals.early.map((op) => `${op.operationId} (${where(op)}) is deprecated: removing it is no break from ${removableFrom(op)} on (its sunset is ${sunsetInstant(op)}; this run judged ${day.date}).`),
+    };
   } catch (error) {
     return fail(`Comparing ${rel(args.spec)} with ${rel(against)} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -131,9 +161,13 @@ async function compareWith(against: string): Promise<Diff[]> {
 // 1.0.0 was promised 1.0.0's contract, whatever a later release added (ErrorCode became
 // extensible in 1.1.0, so only clients of 1.1.0 and later were told its values may grow).
 const breaking = new Map<string, string[]>();
+const excused = new Set<string>();
+const early = new Set<string>();
 let failed = false;
 for (const against of args.against) {
-  const diffs = await compareWith(against);
+  const { diffs, ...sunsets } = await compareWith(against);
+  for (const line of sunsets.excused) excused.add(line);
+  for (const line of sunsets.early) early.add(line);
   const lines = linesOf(diffs.filter((d) => d.type === 'breaking'), 'BREAKING: ');
   const compatible = linesOf(diffs.filter((d) => d.type !== 'breaking' && d.type !== 'annotation'), 'compatible: ');
   if (args.verbose && compatible.length > 0) console.log(compatible.join('\n'));
@@ -144,12 +178,15 @@ for (const against of args.against) {
     console.log(`No breaking change in ${rel(args.spec)} against ${rel(against)}${others ? ` (${others} compatible change${others === 1 ? '' : 's'})` : ''}.`);
   }
 }
+// Once, however many of the releases had the operation.
+if (excused.size > 0) console.log([...excused].join('\n'));
 if (failed) {
   const releases = [...new Set([...breaking.values()].flat())];
   console.error([...breaking.keys()].join('\n'));
   console.error(
     `\n${breaking.size} breaking change${breaking.size === 1 ? '' : 's'} in ${rel(args.spec)} against the released contract${releases.length === 1 ? '' : 's'} ${releases.join(', ')}.` +
-      '\nMake the change additive (optional, new, wider), or keep the old form next to the new one.',
+      '\nMake the change additive (optional, new, wider), or keep the old form next to the new one.' +
+      [...early].map((line) => `\n${line}`).join(''),
   );
   process.exit(1);
 }

@@ -3,10 +3,14 @@
  * one failed, then one summary line per check; exit 1 if any failed. A chain of `&&` stopped at
  * the first failure: removing a field from Pet stopped at Redocly's example errors, and the
  * breaking-change gate, which says why the change breaks clients, never ran.
+ *
+ * The sunset calendar runs in this process (scripts/lib/sunsets.ts): it is a few lines over the
+ * parsed spec, and a tsx start of its own would cost more than the check.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
+import { CONTRACT_DATE, ContractDateError, WARNING_DAYS, checkSunsetCalendar, contractDay } from './lib/sunsets.js';
 
 const HELP = `Usage: npm run lint
 
@@ -15,32 +19,78 @@ Runs every check, each to its end, then prints which failed (exit 1 if any):
   redocly                 Redocly lint of the spec (redocly.yaml: recommended-strict plus our rules)
   spectral                Spectral's OWASP API Security Top 10 checks (.spectral.yaml)
   breaking-change gate    the spec against every released contract (also: npm run breaking)
-  tsc                     the TypeScript compiler over all code and tests (tsconfig.json)`;
+  sunset calendar         each deprecated operation against its x-sunset: a warning (the step
+                          still passes) when the sunset is ${WARNING_DAYS} days away or less, a failure once
+                          it has passed and the operation is still in the spec (remove it now:
+                          the server already answers it 410 Gone)
+  tsc                     the TypeScript compiler over all code and tests (tsconfig.json)
+
+The calendar checks judge a day: today's date in UTC, or ${CONTRACT_DATE}=YYYY-MM-DD (for a what-if,
+e.g. CONTRACT_DATE=2030-12-06 npm run lint). A sunset has passed on a day when its instant is at or
+before 00:00 UTC of that day: from its instant on the server answers 410, so all that day.`;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
   console.log(HELP);
   process.exit(0);
 }
 
-const bin = (name: string) => join(projectRoot, 'node_modules', '.bin', name);
+// A bad date would make two checks fail for the same reason; it is refused before any runs.
+const day = (() => {
+  try {
+    return contractDay();
+  } catch (error) {
+    if (!(error instanceof ContractDateError)) throw error;
+    console.error(`npm run lint: ${error.message}`);
+    return process.exit(2);
+  }
+})();
 
-const CHECKS: readonly { name: string; command: string; args: string[] }[] = [
-  { name: 'redocly', command: bin('redocly'), args: ['lint'] },
-  { name: 'spectral', command: bin('spectral'), args: ['lint', 'spec/openapi.yaml', '--ruleset', '.spectral.yaml', '--fail-severity=warn'] },
-  { name: 'breaking-change gate', command: bin('tsx'), args: ['scripts/breaking.ts'] },
-  { name: 'tsc', command: bin('tsc'), args: ['-p', 'tsconfig.json'] },
+const bin = (name: string) => join(projectRoot, 'node_modules', '.bin', name);
+const spawned = (command: string, args: string[]) => async () => {
+  const run = spawnSync(command, args, { cwd: projectRoot, stdio: 'inherit' });
+  if (run.error) console.error(`could not run ${command}: ${run.error.message}`);
+  return { passed: run.status === 0 };
+};
+
+/** A check prints as it goes and says whether it passed, and how many warnings it printed (for the summary). */
+type Check = { name: string; run: () => Promise<{ passed: boolean; warnings?: number }> };
+
+async function sunsetCalendar(): Promise<{ passed: boolean; warnings: number }> {
+  try {
+    const report = await checkSunsetCalendar(join(projectRoot, 'spec', 'openapi.yaml'), day, 'spec/openapi.yaml');
+    for (const line of report.warnings) console.log(line);
+    for (const line of report.errors) console.error(line);
+    console.log(report.summary);
+    return { passed: report.errors.length === 0, warnings: report.warnings.length };
+  } catch (error) {
+    console.error(`Reading spec/openapi.yaml failed: ${error instanceof Error ? error.message : String(error)}`);
+    return { passed: false, warnings: 0 };
+  }
+}
+
+const CHECKS: readonly Check[] = [
+  { name: 'redocly', run: spawned(bin('redocly'), ['lint']) },
+  { name: 'spectral', run: spawned(bin('spectral'), ['lint', 'spec/openapi.yaml', '--ruleset', '.spectral.yaml', '--fail-severity=warn']) },
+  { name: 'breaking-change gate', run: spawned(bin('tsx'), ['scripts/breaking.ts']) },
+  { name: 'sunset calendar', run: sunsetCalendar },
+  { name: 'tsc', run: spawned(bin('tsc'), ['-p', 'tsconfig.json']) },
 ];
 
 const failed: string[] = [];
+const warned = new Map<string, number>();
 for (const check of CHECKS) {
   console.log(`\n== ${check.name}`);
-  const run = spawnSync(check.command, check.args, { cwd: projectRoot, stdio: 'inherit' });
-  if (run.error) console.error(`${check.name} could not run: ${run.error.message}`);
-  if (run.status !== 0) failed.push(check.name);
+  const { passed, warnings = 0 } = await check.run();
+  if (!passed) failed.push(check.name);
+  if (warnings > 0) warned.set(check.name, warnings);
 }
 
 console.log('');
-for (const check of CHECKS) console.log(`${failed.includes(check.name) ? 'FAILED' : 'passed'}  ${check.name}`);
+for (const check of CHECKS) {
+  // Warnings are counted again here, where the verdicts are read: a passing step's output scrolls away.
+  const warnings = warned.get(check.name) ?? 0;
+  console.log(`${failed.includes(check.name) ? 'FAILED' : 'passed'}  ${check.name}${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'}, above)` : ''}`);
+}
 if (failed.length > 0) {
   console.error(`\nnpm run lint: ${failed.length} of ${CHECKS.length} checks failed (${failed.join(', ')}).`);
   process.exit(1);

@@ -9,6 +9,8 @@
  * its node by its path, so an unrelated addition to the spec changes no case. The gate runs on
  * each copy, two at a time, with `--spec <mutated.yaml> --against <unmodified.yaml>` (or the
  * released contract a case describes): the cases do not depend on what spec/released/ holds.
+ * A case about the calendar (a deprecated operation removed before or after its sunset) names
+ * its day with CONTRACT_DATE; the others run without it, on today's date.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -140,6 +142,9 @@ const ERROR_CODES = [...SCHEMAS, 'ErrorCode'] as const;
 // The spec marks ErrorCode extensible since 1.1.0; the cases about a closed enum take the mark away.
 const UNMARK_ERROR_CODES = remove([...ERROR_CODES, 'x-extensible-enum'], true);
 const ERROR_STATUS_MAXIMUM = [...SCHEMAS, 'Error', 'properties', 'status', 'maximum'] as const;
+// getPet is deprecated with x-sunset 2030-12-05T00:00:00Z: the calendar cases are the days around it.
+const REMOVE_GET_PET: Edit[] = [remove(GET_PET), (doc) => removeEmptyPath(doc, '/pets/{petId}')];
+const SUNSET_LINE = 'removed after its sunset (2030-12-05): getPet GET /pets/{petId}';
 
 interface Case {
   name: string;
@@ -150,6 +155,10 @@ interface Case {
   reversed?: boolean;
   /** Exactly these BREAKING lines (without the prefix), in any order; or a check of its own. */
   expected: string[] | ((lines: string[]) => void);
+  /** CONTRACT_DATE for the run (default: unset, today). */
+  date?: string;
+  /** More to check in the output. */
+  output?: (result: Result) => void;
 }
 
 /** Each response line carries the statuses it concerns; the error statuses vary with the spec. */
@@ -160,12 +169,33 @@ const startsWithEach = (prefixes: string[]) => (lines: string[]) => {
 
 const BREAKS: Case[] = [
   {
-    name: 'an operation removed',
-    edits: () => [remove(GET_PET), (doc) => removeEmptyPath(doc, '/pets/{petId}')],
+    name: 'an operation removed the day before its sunset (getPet, CONTRACT_DATE=2030-12-04)',
+    date: '2030-12-04',
+    edits: () => REMOVE_GET_PET,
     expected: ['GET /pets/{petId}: [Removed] operation GET /pets/{petId}'],
+    output: ({ stdout, stderr }) => {
+      expect(stdout).not.toContain('removed after its sunset');
+      expect(stderr).toContain('getPet (GET /pets/{petId}) is deprecated: removing it is no break from 2030-12-05 on (its sunset is 2030-12-05T00:00:00Z; this run judged 2030-12-04).');
+    },
   },
   {
-    name: 'an operation moved to another path',
+    name: 'an operation removed after its sunset and a request property removed, in one spec (CONTRACT_DATE=2030-12-06): the property still breaks',
+    date: '2030-12-06',
+    edits: () => [...REMOVE_GET_PET, REMOVE_NEWPET_STATUS],
+    expected: ['POST /pets: [Removed] property `status` in Request Body content (application/json)'],
+    output: ({ stdout }) => expect(stdout).toContain(SUNSET_LINE),
+  },
+  {
+    name: 'an operation removed after a sunset the released contract did not set (CONTRACT_DATE=2030-12-06)',
+    date: '2030-12-06',
+    against: () => ['deprecated', 'x-deprecated-at', 'x-sunset', 'x-replacement'].map((key) => remove([...GET_PET, key])),
+    edits: () => REMOVE_GET_PET,
+    expected: ['GET /pets/{petId}: [Removed] operation GET /pets/{petId}'],
+    output: ({ stdout }) => expect(stdout).not.toContain('removed after its sunset'),
+  },
+  {
+    name: 'an operation moved to another path before its sunset',
+    date: '2030-12-04',
     edits: () => [moveOperation(['/pets/{petId}', 'get'], ['/animals/{petId}', 'get'])],
     expected: ['GET /pets/{petId}: [Removed] operation GET /pets/{petId}'],
   },
@@ -463,6 +493,12 @@ const PASSES: Case[] = [
   },
 ];
 
+/** A deprecated operation removed once its sunset has passed: no break, and said so. */
+const SUNSET_PASSES: Case[] = [
+  { name: 'getPet removed on the day of its sunset (CONTRACT_DATE=2030-12-05: its x-sunset is 00:00 UTC that day)', date: '2030-12-05', edits: () => REMOVE_GET_PET, expected: [] },
+  { name: 'getPet removed after its sunset (CONTRACT_DATE=2030-12-06)', date: '2030-12-06', edits: () => REMOVE_GET_PET, expected: [] },
+];
+
 interface Result {
   code: number;
   stdout: string;
@@ -470,11 +506,14 @@ interface Result {
   breaking: string[];
 }
 
-/** Runs the gate; resolves with its exit code and output whatever the code. */
-function gate(args: string[]): Promise<Result> {
+/** Runs the gate on `date` (CONTRACT_DATE; today when undefined); resolves with its exit code and output whatever the code. */
+function gate(args: string[], date?: string): Promise<Result> {
+  const env = { ...process.env };
+  delete env.CONTRACT_DATE;
+  if (date !== undefined) env.CONTRACT_DATE = date;
   return new Promise((resolve) => {
     // `node --import tsx` is what the tsx command does, minus a second process: a quarter faster.
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/breaking.ts', ...args], { cwd: root, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/breaking.ts', ...args], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       const breaking = `${stdout}\n${stderr}`
         .split('\n')
@@ -509,7 +548,7 @@ beforeAll(() => {
   const unmodified = file('unmodified');
   writeFileSync(unmodified, original);
   const run = pool(2);
-  for (const c of [...BREAKS, ...PASSES]) {
+  for (const c of [...BREAKS, ...PASSES, ...SUNSET_PASSES]) {
     const [mutated, against] = [file(c.name), c.against ? file(`against ${c.name}`) : unmodified];
     try {
       writeFileSync(mutated, mutate(c.edits()));
@@ -519,7 +558,7 @@ beforeAll(() => {
       continue;
     }
     const args = c.reversed ? ['--spec', against, '--against', mutated] : ['--spec', mutated, '--against', against];
-    results.set(c.name, run(() => gate(args)));
+    results.set(c.name, run(() => gate(args, c.date)));
   }
   results.set('default', run(() => gate([])));
 });
@@ -542,6 +581,7 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     expect(result.code, result.stderr).toBe(1);
     if (typeof c.expected === 'function') c.expected(result.breaking);
     else expect([...result.breaking].sort()).toEqual([...c.expected].sort());
+    c.output?.(result);
   });
 
   it.each(PASSES.map((c) => [c.name, c] as const))('passes %s, with no message', async (_name, c) => {
@@ -550,6 +590,14 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     expect(result.breaking).toEqual([]);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^No breaking change in .+ against .+\.\n$/);
+  });
+
+  it.each(SUNSET_PASSES.map((c) => [c.name, c] as const))('passes %s, and lists the removal', async (_name, c) => {
+    const result = await resultOf(c);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.breaking).toEqual([]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.split('\n').filter((line) => line === SUNSET_LINE)).toHaveLength(1);
   });
 
   it('passes the working spec/openapi.yaml against every spec/released/ contract of its major version (what npm run lint runs)', async () => {
@@ -572,12 +620,17 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     expect(every.stderr).toContain('against the released contract spec/released/1.0.0.json.');
   });
 
-  it('documents --spec and --against in --help, and refuses an unknown argument', async () => {
-    const [help, unknown] = await Promise.all([gate(['--help']), gate(['--base', 'x.json'])]);
+  it('documents --spec, --against and CONTRACT_DATE in --help, and refuses an unknown argument and a CONTRACT_DATE that is not a date', async () => {
+    const [help, unknown, badDate] = await Promise.all([gate(['--help']), gate(['--base', 'x.json']), gate([], '2030-12-32')]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--spec <file>');
     expect(help.stdout).toContain('--against <file>');
+    expect(help.stdout).toContain('CONTRACT_DATE=YYYY-MM-DD');
+    expect(help.stdout).toContain('at or before 00:00 UTC of');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown or incomplete argument: --base');
+    expect(badDate.code).toBe(2);
+    expect(badDate.stderr).toContain('CONTRACT_DATE must be a calendar date in the form YYYY-MM-DD');
+    expect(badDate.stderr).toContain('"2030-12-32"');
   });
 });

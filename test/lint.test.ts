@@ -2,20 +2,22 @@
  * `npm run lint` as someone changing the spec meets it: every check runs to its end and says
  * whether it failed, so a change that breaks clients is explained by the breaking-change gate
  * even when Redocly fails first. Run on a copy of the project with `status` removed from Pet
- * (the case that used to stop at Redocly's example errors).
+ * (the case that used to stop at Redocly's example errors), on CONTRACT_DATE=2030-10-01, 65 days
+ * before getPet's sunset, so the sunset calendar step passes with a warning (what it says on other
+ * days: test/sunsets.test.ts).
  */
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyProject, type ProjectCopy } from './support/projectCopy.js';
+import { copyProject, projectRoot, type ProjectCopy } from './support/projectCopy.js';
 
 interface Run {
   code: number;
   output: string;
 }
 
-function npm(copy: ProjectCopy, script: string): Promise<Run> {
+function npm(dir: string, script: string, contractDate: string): Promise<Run> {
   return new Promise((resolve) => {
-    execFile('npm', ['run', '-s', script], { cwd: copy.dir, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile('npm', ['run', '-s', script], { cwd: dir, env: { ...process.env, CONTRACT_DATE: contractDate }, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
       resolve({ code, output: `${stdout}\n${stderr}` });
     });
@@ -43,7 +45,7 @@ describe('npm run lint runs every check and reports each failure', () => {
         "        categoryId:\n          $ref: '#/components/schemas/CategoryId'\n    Pets:",
       ),
     );
-    [lint, breaking] = await Promise.all([npm(copy, 'lint'), npm(copy, 'breaking')]);
+    [lint, breaking] = await Promise.all([npm(copy.dir, 'lint', '2030-10-01'), npm(copy.dir, 'breaking', '2030-10-01')]);
   }, 180_000);
   afterAll(() => copy?.remove());
 
@@ -57,13 +59,28 @@ describe('npm run lint runs every check and reports each failure', () => {
   it('runs the checks that pass too, and says so: Spectral and the compiler', () => {
     expect(lint.output).toMatch(/^passed {2}spectral$/m);
     expect(lint.output).toMatch(/^passed {2}tsc$/m);
-    expect(lint.output).toMatch(/2 of 4 checks failed \(redocly, breaking-change gate\)/);
+    expect(lint.output).toMatch(/2 of 5 checks failed \(redocly, breaking-change gate\)/);
+  });
+
+  it('runs the sunset calendar as a step of its own: within 90 days of a sunset it warns, naming the operation and the date, and passes', () => {
+    expect(lint.output).toMatch(/^== sunset calendar$/m);
+    expect(lint.output).toContain('warning: getPet (GET /pets/{petId}) reaches its sunset on 2030-12-05, 65 days after 2030-10-01');
+    expect(lint.output).toMatch(/^passed {2}sunset calendar \(1 warning, above\)$/m);
   });
 
   it('npm run breaking runs the gate alone, with the same verdict', () => {
     expect(breaking.code, breaking.output).toBe(1);
     expect(breaking.output).toMatch(/BREAKING:.*status/);
-    expect(breaking.output).not.toMatch(/redocly|spectral/i);
+    expect(breaking.output).not.toMatch(/redocly|spectral|sunset calendar/i);
+  });
+});
+
+describe('npm run lint refuses a CONTRACT_DATE that is not a date', () => {
+  it('stops before any check, naming the variable and the form', async () => {
+    const run = await npm(projectRoot, 'lint', '2030-12-06T00:00:00Z');
+    expect(run.code, run.output).toBe(2);
+    expect(run.output).toContain('CONTRACT_DATE must be a calendar date in the form YYYY-MM-DD');
+    expect(run.output).not.toContain('== redocly');
   });
 });
 

@@ -1,0 +1,169 @@
+/**
+ * The contract's calendar: when a deprecated operation's sunset (`x-sunset`) has passed, for the
+ * breaking-change gate (scripts/breaking.ts: removing such an operation is no break) and for the
+ * `sunset calendar` step of `npm run lint` (scripts/lint.ts: warn before the sunset, fail after it
+ * while the operation is still in the spec).
+ *
+ * Both judge a day, not an instant, so that a run's verdict does not depend on its hour: today's
+ * date in UTC, or CONTRACT_DATE=YYYY-MM-DD. A sunset has passed on a day when its instant is at or
+ * before 00:00 UTC of that day. The server answers an operation 410 from its sunset instant on
+ * (src/http/deprecation.ts), so on such a day it answers 410 for the whole day, and no client can
+ * still get anything else from it; a sunset later in the day counts from the next day.
+ */
+import $RefParser from '@apidevtools/json-schema-ref-parser';
+
+export const CONTRACT_DATE = 'CONTRACT_DATE';
+/** How long before its sunset the lint step starts warning about a deprecated operation. */
+export const WARNING_DAYS = 90;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** The day the rules are judged on. */
+export interface ContractDay {
+  /** YYYY-MM-DD. */
+  date: string;
+  /** 00:00 UTC of that day, in ms since the epoch. */
+  start: number;
+}
+
+/** CONTRACT_DATE that is not a calendar date in the expected form. */
+export class ContractDateError extends Error {}
+
+/** CONTRACT_DATE when set, else today's date in UTC; throws ContractDateError for a value that is not YYYY-MM-DD. */
+export function contractDay(env: Readonly<Record<string, string | undefined>> = process.env, now: number = Date.now()): ContractDay {
+  const value = env[CONTRACT_DATE];
+  if (value === undefined || value === '') {
+    const date = new Date(now).toISOString().slice(0, 10);
+    return { date, start: Date.parse(`${date}T00:00:00Z`) };
+  }
+  const start = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
+  // Date.parse rolls 2030-02-30 over to March; a date that does not round-trip is not one.
+  if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== value) {
+    throw new ContractDateError(`${CONTRACT_DATE} must be a calendar date in the form YYYY-MM-DD (a UTC day, e.g. 2030-12-06), not ${JSON.stringify(value)}.`);
+  }
+  return { date: value, start };
+}
+
+/** One operation of a document, with its deprecation markers as written. */
+export interface Operation {
+  operationId: string;
+  method: string;
+  path: string;
+  deprecated: boolean;
+  /** `x-sunset` in ms since the epoch; NaN when missing or not a date (redocly's deprecation rules refuse that). */
+  sunsetAt: number;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `GET /pets/{petId}`. */
+export const where = (op: Operation) => `${op.method.toUpperCase()} ${op.path}`;
+/** The sunset's day, as the server's 410 names it. */
+export const sunsetDate = (op: Operation) => new Date(op.sunsetAt).toISOString().slice(0, 10);
+/** The sunset as the spec writes it: 2030-12-05T00:00:00Z. */
+export const sunsetInstant = (op: Operation) => new Date(op.sunsetAt).toISOString().replace('.000Z', 'Z');
+/** Only a deprecated operation has a sunset the server acts on (src/http/deprecation.ts). */
+export const sunsetPassed = (op: Operation, day: ContractDay) => op.deprecated && op.sunsetAt <= day.start;
+/** 00:00 UTC of the first day on which the sunset has passed (whole days since the epoch are UTC midnights). */
+const firstDayPast = (op: Operation) => Math.ceil(op.sunsetAt / DAY_MS) * DAY_MS;
+/** The first day on which the sunset has passed: the sunset's own day when it is at 00:00 UTC, else the next. */
+export const removableFrom = (op: Operation) => new Date(firstDayPast(op)).toISOString().slice(0, 10);
+
+/** Every operation of an OpenAPI document (parsed, path items inline or dereferenced). */
+export function operationsOf(document: unknown): Operation[] {
+  const paths = isRecord(document) && isRecord(document.paths) ? document.paths : {};
+  return Object.entries(paths).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => {
+      const op = isRecord(item) ? item[method] : undefined;
+      if (!isRecord(op)) return [];
+      const sunset = op['x-sunset'];
+      return [
+        {
+          operationId: typeof op.operationId === 'string' ? op.operationId : '(no operationId)',
+          method,
+          path,
+          deprecated: op.deprecated === true,
+          sunsetAt: typeof sunset === 'string' ? Date.parse(sunset) : Number.NaN,
+        },
+      ];
+    }),
+  );
+}
+
+/** What the gate does with the operations one comparison removes. */
+export interface SunsetRemovals {
+  /** Removed after their sunset: no break. */
+  excused: Operation[];
+  /** Deprecated with a sunset still to come: still a break, with a hint of when it will not be. */
+  early: Operation[];
+  /** Whether a change at this document path belongs to an excused removal (the operation, or a path item left with none). */
+  excuses(path: readonly (string | number)[]): boolean;
+}
+
+/**
+ * The operations of `before` (a released contract) that `after` (the working spec) no longer has,
+ * split by whether their sunset, as `before` gives it, has passed on `day`. Only the sunset the
+ * released contract promised counts: a working spec cannot move it earlier.
+ */
+export function sunsetRemovals(before: unknown, after: unknown, day: ContractDay): SunsetRemovals {
+  const afterPaths = isRecord(after) && isRecord(after.paths) ? after.paths : {};
+  const beforeOps = operationsOf(before);
+  const stays = (op: Operation) => {
+    const item = afterPaths[op.path];
+    return isRecord(item) && isRecord(item[op.method]);
+  };
+  const removed = beforeOps.filter((op) => !stays(op));
+  const excused = removed.filter((op) => sunsetPassed(op, day));
+  const early = removed.filter((op) => op.deprecated && !Number.isNaN(op.sunsetAt) && !sunsetPassed(op, day));
+  const isExcused = (path: string, method: string) => excused.some((op) => op.path === path && op.method === method);
+  // A path item that went with its operations takes its own fields along (summary, shared
+  // parameters); they are excused only when every operation it had was.
+  const pathGone = (path: string) => !isRecord(afterPaths[path]) && beforeOps.some((op) => op.path === path) && beforeOps.filter((op) => op.path === path).every((op) => isExcused(op.path, op.method));
+  return {
+    excused,
+    early,
+    excuses: ([top, path, method]) => top === 'paths' && typeof path === 'string' && ((typeof method === 'string' && isExcused(path, method)) || pathGone(path)),
+  };
+}
+
+/** The calendar check of one spec on one day. */
+export interface CalendarReport {
+  /** A sunset within WARNING_DAYS: the step still passes. */
+  warnings: string[];
+  /** A sunset passed with the operation still in the spec: the step fails. */
+  errors: string[];
+  /** One line when there is nothing to warn about, so a passing step still says what it checked. */
+  summary: string;
+}
+
+/** Deprecated operations of `document` against the calendar, `file` naming it in messages. */
+export function sunsetCalendar(document: unknown, day: ContractDay, file = 'spec/openapi.yaml'): CalendarReport {
+  // A deprecated operation without a valid x-sunset is redocly's to refuse (deprecation-complete, deprecation-dates).
+  const deprecated = operationsOf(document).filter((op) => op.deprecated && !Number.isNaN(op.sunsetAt));
+  const report: CalendarReport = { warnings: [], errors: [], summary: '' };
+  for (const op of deprecated) {
+    const days = (firstDayPast(op) - day.start) / DAY_MS;
+    if (sunsetPassed(op, day)) {
+      report.errors.push(
+        `${op.operationId} (${where(op)}) reached its sunset at ${sunsetInstant(op)} and is still in ${file} on ${day.date}: remove it from the contract now; the server already answers it 410 Gone.`,
+      );
+    } else if (days <= WARNING_DAYS) {
+      report.warnings.push(
+        `warning: ${op.operationId} (${where(op)}) reaches its sunset on ${sunsetDate(op)}, ${days} day${days === 1 ? '' : 's'} after ${day.date}: the server answers it 410 Gone from then on; remove it from ${file} on ${removableFrom(op)} or later (the breaking-change gate allows it from that day).`,
+      );
+    }
+  }
+  const list = deprecated.map((op) => `${op.operationId} ${sunsetDate(op)}`).join(', ');
+  report.summary =
+    deprecated.length === 0
+      ? `No deprecated operation in ${file}.`
+      : `${deprecated.length} deprecated operation${deprecated.length === 1 ? '' : 's'} in ${file} (${list}); on ${day.date}, ${report.errors.length} past the sunset, ${report.warnings.length} within ${WARNING_DAYS} days of it.`;
+  return report;
+}
+
+/** Reads `file` (YAML or JSON, path items may be $refs to other files, never URLs) and checks its calendar. */
+export async function checkSunsetCalendar(file: string, day: ContractDay, name = file): Promise<CalendarReport> {
+  const document: unknown = await $RefParser.dereference(file, { resolve: { http: false }, dereference: { circular: 'ignore' } });
+  return sunsetCalendar(document, day, name);
+}
