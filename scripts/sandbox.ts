@@ -71,7 +71,8 @@ Never production: every response carries "${SANDBOX_HEADER}: true", the start ba
 and the sandbox refuses to start when NODE_ENV=production or DATABASE_URL is set. Only this
 script turns sandbox mode on; \`npm start\` reads no setting that does, and its bundle
 (dist/server/server.mjs) holds none of the sandbox's code.
-Environment: LOG_LEVEL (default info), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS as for the server.
+Environment: LOG_LEVEL (default info), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS as for the server;
+DEPRECATION_BROWNOUTS to rehearse a brownout (deprecated operations answer 410 inside its windows).
 Ctrl-C (or SIGTERM) stops it, deletes the temp folder, and exits 0.`;
 
 function fail(message: string, code = 2): never {
@@ -183,6 +184,7 @@ try {
     LOG_LEVEL: process.env.LOG_LEVEL,
     HEADERS_TIMEOUT_MS: process.env.HEADERS_TIMEOUT_MS,
     REQUEST_TIMEOUT_MS: process.env.REQUEST_TIMEOUT_MS,
+    DEPRECATION_BROWNOUTS: process.env.DEPRECATION_BROWNOUTS,
   });
 } catch (error) {
   if (error instanceof ConfigError) fail(`Configuration error: ${error.message.replace(/^PORT/, '--port').replace(/^HOST/, '--host')}`);

@@ -260,7 +260,7 @@ describe('§4 responses', () => {
   // the codes of 1.0.0's responses stay exactly what 1.0.0 promised (spec: LimitError).
   const LIMIT_STATUSES = ['409', '422', '429'];
 
-  it('§2, §5 every error response (4xx, 5xx, default) of every operation is an application/json Error (LimitError for 409, 422, 429)', () => {
+  it('§2, §5 every error response (4xx, 5xx, default) of every operation is an application/json Error (LimitError for 409, 422, 429; GoneError for a deprecated operation\'s 410)', () => {
     const seen: string[] = [];
     for (const { operationId, op } of allOperations) {
       for (const [status, raw] of Object.entries(op.responses as Json)) {
@@ -268,7 +268,8 @@ describe('§4 responses', () => {
         const r = deref(raw);
         seen.push(`${operationId} ${status}`);
         expect(Object.keys(r.content as Json), `${operationId} ${status}`).toEqual(['application/json']);
-        expect(r.content['application/json'].schema, `${operationId} ${status}`).toEqual({ $ref: schemaRef(LIMIT_STATUSES.includes(status) ? 'LimitError' : 'Error') });
+        const body = LIMIT_STATUSES.includes(status) ? 'LimitError' : status === '410' && op.deprecated === true ? 'GoneError' : 'Error';
+        expect(r.content['application/json'].schema, `${operationId} ${status}`).toEqual({ $ref: schemaRef(body) });
       }
     }
     // The walk did visit the documented error responses.

@@ -61,8 +61,9 @@ function requirePlainDecimal(document: OpenApiDocument): void {
  * The contract as `prism mock` serves it: base path in the paths, plus six changes that keep
  * the mock's answers inside the contract and, for numerals, like the real server's.
  *
- * - No `Link` header: Prism would send the example `Link` on every page, so a client following
- *   `rel="next"` until it disappears would loop forever; without it the mock has one page.
+ * - No paging `Link` header: Prism would send the example `Link` on every page, so a client
+ *   following `rel="next"` until it disappears would loop forever; without it the mock has one
+ *   page. A deprecated operation's `Link` (rel="deprecation") stays, as on the server.
  * - No `deprecated` flag: for a deprecated operation Prism overwrites the declared `Deprecation`
  *   header with its own `deprecation: true` (prism-http mocker, negotiateDeprecation), which breaks
  *   the declared pattern `^@-?[0-9]{1,15}$`. Without the flag it sends the contract's example
@@ -87,10 +88,11 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
     const ref = typeof response === 'object' && response !== null && '$ref' in response ? (response as { $ref: unknown }).$ref : undefined;
     return typeof ref === 'string' && ref.startsWith('#/components/responses/') ? sharedResponses[ref.slice('#/components/responses/'.length)] : response;
   };
-  const withoutHeaders = (response: unknown, status: string) => {
+  const withoutHeaders = (response: unknown, status: string, deprecated: boolean) => {
     const headers = typeof response === 'object' && response !== null && 'headers' in response ? (response as { headers?: Record<string, unknown> }).headers : undefined;
     if (!headers) return;
-    delete headers.Link;
+    // A deprecated operation's Link is its deprecation link (src/contract.ts reads it so too).
+    if (!deprecated) delete headers.Link;
     delete headers['Idempotent-Replayed'];
     if (status !== '429') {
       delete headers.RateLimit;
@@ -99,10 +101,11 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
   };
   for (const item of Object.values(copy.paths ?? {})) {
     for (const op of operationsOf(item)) {
+      const deprecated = op.deprecated === true;
       delete op.deprecated;
       if (op.responses) delete op.responses['422'];
       // A shared response is edited where it is used, under the status it is used for.
-      for (const [status, response] of Object.entries(op.responses ?? {})) withoutHeaders(resolved(response), status);
+      for (const [status, response] of Object.entries(op.responses ?? {})) withoutHeaders(resolved(response), status, deprecated);
     }
   }
   return copy;

@@ -9,7 +9,7 @@ const conformance = await createConformance();
 const response = (status: number, headers: Record<string, string>, text: string): ObservedResponse => ({ status, headers: new Headers(headers), text });
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 const PET = '{"id":1,"name":"Rex","categoryId":3,"status":"available"}';
-const DEPRECATION = { deprecation: '@1795219200', sunset: 'Thu, 05 Dec 2030 00:00:00 GMT' };
+const DEPRECATION = { deprecation: '@1795219200', sunset: 'Thu, 05 Dec 2030 00:00:00 GMT', link: '</docs#tag/Pets/operation/getPet>; rel="deprecation"; type="text/html"' };
 const ETAG = { etag: '"8sYgmzbigBeDN4Eg9Ts4Ld"' };
 
 describe('contract conformance checker', () => {
