@@ -5,9 +5,14 @@
  *
  *   const api = createAnimalStoreClient({ baseUrl: 'http://localhost:8080/v1', apiKey });
  *   const { data, error } = await api.GET('/pets', { params: { query: { limit: 10 } } });
+ *   const same = await api.listPets({ params: { query: { limit: 10 } } });
+ *
+ * Each operation is also a method named by its operationId (generated/operations.ts), so that an
+ * editor can show its summary and strike a deprecated one through, with its sunset and replacement.
  */
 import createClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from 'openapi-fetch';
 import type { components, paths } from '../generated/openapi.js';
+import { operationRoutes, type OperationMethods } from '../generated/operations.js';
 
 export type { components, paths };
 export type Pet = components['schemas']['Pet'];
@@ -39,13 +44,32 @@ type InitArgument<Init, A extends ParseAs> = undefined extends Init
   : [init: Init & { parseAs?: A }];
 /** The operation `M P` (openapi-fetch's response types want it as a record). */
 type Operation<P extends keyof paths, M extends HttpMethod> = paths[P][M] extends infer O extends Record<string | number, unknown> ? O : never;
+/** What a call of the operation `M P` resolves to. */
+type Result<P extends keyof paths, M extends HttpMethod, A extends ParseAs> = Promise<FetchResponse<Operation<P, M>, { parseAs: A }, 'application/json'>>;
 type ExactMethod<M extends HttpMethod> = <P extends PathsWithMethod<M>, A extends ParseAs = 'json'>(
   url: P,
   ...init: InitArgument<DeclaredInit<P, M>, A>
-) => Promise<FetchResponse<Operation<P, M>, { parseAs: A }, 'application/json'>>;
+) => Result<P, M, A>;
 
-/** openapi-fetch's client for this spec, with exact (excess-property-checked) init arguments. */
-export interface AnimalStoreClient {
+/** `api.<operationId>(init)`: the call `api.<METHOD>(path, init)` of the operation's route, with the same types. */
+type OperationMethod<Route> = Route extends { method: infer M extends HttpMethod; path: infer P }
+  ? P extends PathsWithMethod<M>
+    ? <A extends ParseAs = 'json'>(...init: InitArgument<DeclaredInit<P, M>, A>) => Result<P, M, A>
+    : never
+  : never;
+/**
+ * One method per operation of the spec, by operationId. A homomorphic mapped type: each member
+ * keeps its declaration in generated/operations.ts, so the operation's JSDoc (its summary, and
+ * `@deprecated` with the sunset date and the replacement) is what editors show on the method.
+ */
+export type OperationClient = { [Id in keyof OperationMethods]: OperationMethod<OperationMethods[Id]> };
+
+/**
+ * openapi-fetch's client for this spec, with exact (excess-property-checked) init arguments, plus
+ * a method per operation (OperationClient). An operationId that names one of the methods below
+ * would hide it: createAnimalStoreClient refuses it.
+ */
+export interface AnimalStoreClient extends OperationClient {
   GET: ExactMethod<'get'>;
   PUT: ExactMethod<'put'>;
   POST: ExactMethod<'post'>;
@@ -78,9 +102,20 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     headers: { Authorization: `Bearer ${options.apiKey}` },
   };
   if (options.fetch) clientOptions.fetch = options.fetch;
-  // The same object: AnimalStoreClient only narrows the argument types of openapi-fetch's methods
-  // (TypeScript cannot prove a generic signature narrower than another, hence the cast).
-  return createClient<paths, 'application/json'>(clientOptions) as unknown as AnimalStoreClient;
+  const client = createClient<paths, 'application/json'>(clientOptions);
+  // The table holds every route, so no one route's types apply here: OperationClient gives each
+  // method its own when the object is cast below.
+  const request = client.request as unknown as (method: HttpMethod, url: string, init?: object) => Promise<unknown>;
+  const operations = Object.fromEntries(
+    Object.entries(operationRoutes).map(([operationId, { method, path }]) => {
+      if (operationId in client) throw new Error(`operationId ${operationId} is also a method of openapi-fetch's client`);
+      return [operationId, (init?: object) => request(method, path, init)];
+    }),
+  );
+  // openapi-fetch's object with a method per operation added. AnimalStoreClient only narrows the
+  // argument types of its methods (TypeScript cannot prove a generic signature narrower than
+  // another, hence the cast).
+  return Object.assign(client, operations) as unknown as AnimalStoreClient;
 }
 
 /** The `rel="next"` target of a Link header (RFC 8288), or undefined on the last page. */

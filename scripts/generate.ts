@@ -3,6 +3,8 @@
  *
  *   generated/openapi.json   bundled contract (redocly bundle): served by the server, fed to the mock
  *   generated/openapi.d.ts   TypeScript types (openapi-typescript): handlers, client and tests use them
+ *   generated/operations.ts  each operation's method and path by operationId, and the JSDoc of the
+ *                            client's per-operation methods (`api.getPet(…)`), `@deprecated` included
  *   handlers/<operationId>.ts  a 501 stub for every operation that has no handler yet (never overwritten)
  *
  * `npm run generate -- --check` writes nothing and exits 1 when any of it is stale or missing.
@@ -11,13 +13,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { projectRoot } from '../src/paths.js';
-import { operationsOf, type OpenApiDocument } from '../src/spec.js';
+import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
 import { bundleSpec } from './lib/redocly.js';
 
 const HELP = `Usage: npm run generate [-- --check]
 
-Bundles spec/openapi.yaml into generated/openapi.json, writes generated/openapi.d.ts, and
-scaffolds a 501 stub in handlers/<operationId>.ts for every operation without a handler.
+Bundles spec/openapi.yaml into generated/openapi.json, writes generated/openapi.d.ts and
+generated/operations.ts (the typed client's per-operation methods), and scaffolds a 501 stub
+in handlers/<operationId>.ts for every operation without a handler.
 
   --check   write nothing; exit 1 if a generated file is stale or a handler is missing
   --help    show this text`;
@@ -44,6 +47,63 @@ async function types(document: OpenApiDocument): Promise<string> {
   return HEADER + astToString(ast);
 }
 
+/** `2030-12-05` for a midnight UTC instant (a sunset is a day), the full instant otherwise. */
+function day(iso: string): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const instant = new Date(at).toISOString().replace('.000Z', 'Z');
+  return instant.endsWith('T00:00:00Z') ? instant.slice(0, 10) : instant;
+}
+
+/** Text safe inside a JSDoc block: one line, and no `*\/` to end the comment early. */
+const docText = (text: string) => text.replace(/\s+/g, ' ').trim().replaceAll('*/', '*\\/');
+
+/** A property name as written in TypeScript: bare when it is an identifier. */
+const propertyName = (name: string) => (/^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name));
+
+/** The `@deprecated` text: when the operation goes away (x-sunset) and what to call instead (x-replacement). */
+function deprecationNote(op: OperationInfo): string {
+  const removal = op.sunset ? `Removed on ${day(op.sunset)} (x-sunset)` : undefined;
+  const use = op.replacement ? `use ${docText(op.replacement)} instead.` : undefined;
+  if (removal && use) return `${removal}: ${use}`;
+  if (removal) return `${removal}.`;
+  if (use) return `U${use.slice(1)}`;
+  return 'The spec marks this operation deprecated.';
+}
+
+/** What editors show on `api.<operationId>`; `@deprecated` makes them strike the call through. */
+function methodDoc(op: OperationInfo): string {
+  const summary = `${docText(op.summary || op.operationId)}: \`${op.method.toUpperCase()} ${op.path}\`.`;
+  if (!op.deprecated) return `  /** ${summary} */`;
+  return ['  /**', `   * ${summary}`, '   *', `   * @deprecated ${deprecationNote(op)}`, '   */'].join('\n');
+}
+
+/**
+ * generated/operations.ts: the route of every operation by operationId (the client adds a method
+ * per entry at run time), and an interface with one member per operation, typed by that route,
+ * which carries the method's JSDoc. The client maps the interface to the methods' signatures with
+ * a homomorphic mapped type, which keeps each member's declaration, so its JSDoc and @deprecated
+ * reach `api.<operationId>`. Only spec facts here: how a call is typed stays in client/index.ts.
+ */
+function operationsModule(operations: readonly OperationInfo[]): string {
+  const routes = operations.map((op) => `  ${propertyName(op.operationId)}: { method: ${JSON.stringify(op.method)}, path: ${JSON.stringify(op.path)} },`);
+  const members = operations.map((op) => `${methodDoc(op)}\n  ${propertyName(op.operationId)}: (typeof operationRoutes)[${JSON.stringify(op.operationId)}];`);
+  return `${HEADER}
+/** Every operation of the spec by operationId: the HTTP method and path the client calls it with. */
+export const operationRoutes = {
+${routes.join('\n')}
+} as const;
+
+/**
+ * The typed client's per-operation methods (\`api.<operationId>(init)\`), each member the route of
+ * its operation: client/index.ts turns it into the method's signature. The JSDoc is the method's.
+ */
+export interface OperationMethods {
+${members.join('\n')}
+}
+`;
+}
+
 function stub(operationId: string, method: string, path: string, summary: string): string {
   return `import type { Handler } from '../src/contract.js';
 import { notImplemented } from '../src/contract.js';
@@ -62,6 +122,7 @@ const document = JSON.parse(bundled) as OpenApiDocument;
 const outputs = new Map<string, string>([
   [join(root, 'generated', 'openapi.json'), bundled],
   [join(root, 'generated', 'openapi.d.ts'), await types(document)],
+  [join(root, 'generated', 'operations.ts'), operationsModule(operationsOf(document))],
 ]);
 
 const stale: string[] = [];

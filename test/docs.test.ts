@@ -3,7 +3,9 @@
  * opens it from disk, and the page shows every operation, its parameters and the deprecation,
  * without a single request that leaves the file (no CDN, no fonts, no telemetry). Its search
  * finds an operation by its operationId; the published page lists production and staging only,
- * and the page a running server serves at /docs lists that server first.
+ * and the page a running server serves at /docs lists that server first. A deprecated operation's
+ * section opens with its sunset date, replacement and brownout policy, and the deprecation Link of
+ * its answers opens the page at it.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
 import { startTestServer } from './support/server.js';
@@ -35,6 +37,30 @@ async function serversPanel(page: Page): Promise<string[]> {
   const panel = page.locator('[data-testid="panel-servers"]');
   await panel.waitFor({ state: 'visible' });
   return (await panel.innerText()).split('\n').filter((line) => /^https?:\/\//.test(line));
+}
+
+/** As a reader does: open the Pets tag in the sidebar, then the operation; its section. */
+async function openOperation(page: Page, summary: string): Promise<Locator> {
+  const link = page.getByRole('link', { name: summary });
+  if (!(await link.first().isVisible())) await page.getByRole('link', { name: 'Pets', exact: true }).click();
+  await link.first().click();
+  const heading = page.getByRole('heading', { name: summary, level: 2 });
+  await heading.waitFor({ state: 'visible' });
+  return page.locator('[data-section-id]').filter({ has: heading });
+}
+
+interface SpecOperation {
+  operationId: string;
+  summary: string;
+  deprecated?: boolean;
+  'x-sunset'?: string;
+  'x-replacement'?: string;
+}
+
+/** Every operation of the bundled contract, with the markers the docs derive the notice from. */
+function specOperations(): SpecOperation[] {
+  const spec = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as { paths: Record<string, Record<string, unknown>> };
+  return Object.values(spec.paths).flatMap((item) => Object.values(item).filter((op): op is SpecOperation => typeof op === 'object' && op !== null && 'operationId' in op));
 }
 
 /** Types `query` into Redoc's search (opened from the sidebar) and returns the results' texts. */
@@ -144,6 +170,31 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
     });
   }
 
+  it("each deprecated operation's description opens with its sunset date, its replacement and the brownout policy; the others have no notice", async () => {
+    const all = specOperations();
+    expect(all.filter((op) => op.deprecated).map((op) => op.operationId)).toContain('getPet');
+    for (const op of all) {
+      const section = await openOperation(page, op.summary);
+      const notice = section.locator('blockquote').filter({ hasText: 'Deprecated' });
+      if (!op.deprecated) {
+        expect(await notice.count(), op.operationId).toBe(0);
+        continue;
+      }
+      await notice.waitFor({ state: 'visible', timeout: 5_000 });
+      const text = await notice.innerText();
+      expect(text).toContain(`Removed on ${op['x-sunset']?.slice(0, 10)}: from then on it answers 410 Gone.`);
+      expect(text).toContain(`Use ${op['x-replacement']} instead.`);
+      expect(text).toMatch(/brownouts: windows in which it answers 410 Gone \(code operation_brownout\)/);
+      // At the top of the description: before the spec's own text.
+      const description = await section.locator('[data-component-name="Markdown/Markdown"]').allInnerTexts();
+      expect(description[0], op.operationId).toBe(text);
+    }
+    expect(await (await openOperation(page, 'Get an animal')).locator('blockquote').innerText()).toBe(
+      'Deprecated since 2026-11-21. Removed on 2030-12-05: from then on it answers 410 Gone. Use GET /pets with the status filter instead. ' +
+        'Before that date, the service may announce brownouts: windows in which it answers 410 Gone (code operation_brownout) so that callers notice.',
+    );
+  });
+
   it('ran without script errors or Content-Security-Policy violations', () => {
     expect(pageErrors).toEqual([]);
   });
@@ -185,6 +236,38 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
       expect(pageErrors.slice(before)).toEqual([]);
       const remote = requests.filter((url) => /^https?:/.test(url) && !url.startsWith(server.origin));
       expect(remote).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the Link rel=\"deprecation\" of getPet's answers opens the served page at getPet (its section on top, selected in the sidebar)", async () => {
+    const server = await startTestServer('sqlite');
+    try {
+      const answer = await fetch(`${server.api}/pets/1`, { headers: { Authorization: `Bearer ${server.key}` } });
+      const target = /^<([^>]+)>; rel="deprecation"/.exec(answer.headers.get('link') ?? '')?.[1];
+      expect(target).toBe('/docs#tag/Pets/operation/getPet');
+      const before = pageErrors.length;
+      const reader = await context.newPage();
+      reader.on('console', (message) => {
+        if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
+      });
+      /** The heading of the section at the top of the window, and the sidebar's selected item (each with its badges). */
+      const shown = () =>
+        reader.evaluate(() => ({
+          top: Array.from(document.querySelectorAll('[data-section-id]')).find((section) => Math.abs(section.getBoundingClientRect().top) < 50)?.querySelector('h2')?.textContent ?? null,
+          selected: document.querySelector('[data-testid="menu-item-label"][data-active="true"]')?.textContent ?? null,
+        }));
+      await reader.goto(new URL(target ?? '', answer.url).href, { waitUntil: 'load' });
+      await expect.poll(shown, { timeout: 15_000 }).toEqual({ top: expect.stringMatching(/^Get an animal/), selected: expect.stringMatching(/^Get an animal/) });
+      // Redoc 3 rewrites the anchor into its own form; the old form is what it still resolves.
+      expect(new URL(reader.url()).hash).toBe('#/pets/getpet');
+      // The control: the anchor decides where the page opens.
+      await reader.goto('about:blank');
+      await reader.goto(`${server.origin}/docs#tag/Pets/operation/listPets`, { waitUntil: 'load' });
+      await expect.poll(shown, { timeout: 15_000 }).toEqual({ top: expect.stringMatching(/^List animals/), selected: expect.stringMatching(/^List animals/) });
+      await reader.close();
+      expect(pageErrors.slice(before)).toEqual([]);
     } finally {
       await server.close();
     }

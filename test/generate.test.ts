@@ -32,7 +32,7 @@ describe('npm run generate', () => {
   });
 
   it('running it twice changes nothing the second time', async () => {
-    const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'handlers/getPet.ts'];
+    const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'generated/operations.ts', 'handlers/getPet.ts'];
     const before = snapshot(...files);
     await generate();
     await generate();
@@ -55,9 +55,25 @@ describe('npm run generate', () => {
     writeFileSync(specPath, readFileSync(specPath, 'utf8').replace('summary: List animals', 'summary: List the animals'));
     const failure = generate('--check');
     await expect(failure).rejects.toMatchObject({ code: 1 });
-    await expect(failure).rejects.toMatchObject({ stderr: expect.stringMatching(/generated\/openapi\.json[\s\S]*generated\/openapi\.d\.ts/) });
+    await expect(failure).rejects.toMatchObject({ stderr: expect.stringMatching(/generated\/openapi\.json[\s\S]*generated\/openapi\.d\.ts[\s\S]*generated\/operations\.ts/) });
     await generate();
     await generate('--check');
     expect(existsSync(join(copy, 'generated/openapi.json'))).toBe(true);
+  });
+
+  it("generated/operations.ts follows the spec's markers: a newly deprecated operation gets @deprecated, a new operation a route", async () => {
+    const specPath = join(copy, 'spec/openapi.yaml');
+    const spec = readFileSync(specPath, 'utf8')
+      .replace('      operationId: listPets\n', "      operationId: listPets\n      deprecated: true\n      x-deprecated-at: '2027-01-01T00:00:00Z'\n      x-sunset: '2031-06-30T00:00:00Z'\n      x-replacement: GET /animals\n")
+      .replace('  /pets/{petId}:\n', "  /pets/{petId}:\n    delete:\n      operationId: deletePet\n      summary: Remove an animal\n      responses:\n        '204':\n          description: Removed.\n");
+    writeFileSync(specPath, spec);
+    await expect(generate('--check')).rejects.toMatchObject({ stderr: expect.stringContaining('generated/operations.ts') });
+    await generate();
+    const operations = readFileSync(join(copy, 'generated/operations.ts'), 'utf8');
+    expect(operations).toContain('deletePet: { method: "delete", path: "/pets/{petId}" },');
+    expect(operations).toMatch(/\/\*\* Remove an animal: `DELETE \/pets\/\{petId\}`\. \*\/\n {2}deletePet: /);
+    expect(operations).toMatch(/: `GET \/pets`\.\n {3}\*\n {3}\* @deprecated Removed on 2031-06-30 \(x-sunset\): use GET \/animals instead\.\n {3}\*\/\n {2}listPets: /);
+    expect(operations).toContain('@deprecated Removed on 2030-12-05 (x-sunset): use GET /pets with the status filter instead.');
+    expect(operations.match(/@deprecated/g)).toHaveLength(2);
   });
 });

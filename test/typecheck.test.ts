@@ -1,5 +1,7 @@
 /**
- * The compile-time completeness guarantees of src/contract.ts, proven with the TypeScript compiler.
+ * The compile-time completeness guarantees of src/contract.ts and of the typed client, proven with
+ * the TypeScript compiler; and what an editor shows on a deprecated operation's client method,
+ * asked of TypeScript's language service (the one editors run).
  *
  * Each case is a small module written to a temporary folder inside the project (so its relative
  * imports resolve exactly as handlers/ do), type-checked with the project's own tsconfig.json
@@ -98,25 +100,73 @@ export const call = api.GET('/pets/{petId}', { params: { path: { petId: 1, id: 1
   clientMisspelledOption: `${CLIENT}
 export const call = api.GET('/pets', { parms: { query: { limit: 5 } } });
 `,
+  clientOperationsBaseline: `${CLIENT}
+import type { Pet } from '../../client/index.js';
+export const calls = [
+  api.listPets(),
+  api.listPets({ params: { query: { limit: 10, status: 'sold' } }, signal: AbortSignal.timeout(1000) }),
+  api.createPet({ body: { name: 'Biscuit', categoryId: 2 } }),
+  api.getPet({ params: { path: { petId: 1 } } }),
+];
+// Each method's result is the path method's, both ways; parseAs still picks the type of data.
+export async function sameAsPathMethods() {
+  let byPath = await api.GET('/pets/{petId}', { params: { path: { petId: 1 } } });
+  let byId = await api.getPet({ params: { path: { petId: 1 } } });
+  byPath = byId;
+  byId = byPath;
+  let listedByPath = await api.GET('/pets');
+  let listedById = await api.listPets();
+  listedByPath = listedById;
+  listedById = listedByPath;
+  const pet: Pet | undefined = (await api.createPet({ body: { name: 'A', categoryId: 2 } })).data;
+  const raw: string | undefined = (await api.listPets({ parseAs: 'text' })).data;
+  return { byPath, byId, listedByPath, listedById, pet, raw };
+}
+`,
+  clientMisspelledOperation: `${CLIENT}
+export const call = api.getPets({ params: { path: { petId: 1 } } });
+`,
+  clientOperationMisspelledQueryParameter: `${CLIENT}
+export const call = api.listPets({ params: { query: { limit: 5, staus: 'sold' } } });
+`,
+  clientOperationWithoutRequiredInit: `${CLIENT}
+export const call = api.getPet();
+`,
+} as const;
+
+/**
+ * Files judged by the language service's suggestion diagnostics, as an editor shows them (a
+ * strike-through on `@deprecated`); the compiler's own diagnostics never include suggestions.
+ */
+const EDITOR_CASES = {
+  editorDeprecatedCall: `${CLIENT}
+export const call = api.getPet({ params: { path: { petId: 1 } } });
+`,
+  editorCurrentCalls: `${CLIENT}
+export const calls = [api.listPets({ params: { query: { limit: 5 } } }), api.createPet({ body: { name: 'A', categoryId: 2 } })];
+`,
 } as const;
 
 type CaseName = keyof typeof CASES;
+type EditorCaseName = keyof typeof EDITOR_CASES;
 
 const diagnostics = new Map<CaseName | 'elsewhere', string[]>();
+let compilerOptions: ts.CompilerOptions = {};
 
-function fileOf(name: CaseName): string {
+function fileOf(name: CaseName | EditorCaseName): string {
   return join(tmpDir, `${name}.ts`);
 }
 
 beforeAll(() => {
   mkdirSync(tmpDir, { recursive: true });
-  for (const [name, text] of Object.entries(CASES)) writeFileSync(fileOf(name as CaseName), text);
+  for (const [name, text] of Object.entries({ ...CASES, ...EDITOR_CASES })) writeFileSync(fileOf(name as CaseName), text);
 
   const configPath = join(root, 'tsconfig.json');
   const read = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
   if (read.error) throw new Error(ts.flattenDiagnosticMessageText(read.error.messageText, '\n'));
   const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, root, undefined, configPath);
   if (parsed.errors.length > 0) throw new Error(parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n'));
+  compilerOptions = parsed.options;
 
   const program = ts.createProgram({ rootNames: Object.keys(CASES).map((n) => fileOf(n as CaseName)), options: parsed.options });
   const byFile = new Map<string, CaseName>(Object.keys(CASES).map((n) => [ts.sys.resolvePath(fileOf(n as CaseName)), n as CaseName]));
@@ -212,5 +262,80 @@ describe('the typed client is checked by the compiler', () => {
     const errors = errorsOf('clientMisspelledOption');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain("'parms' does not exist");
+  });
+
+  it('each operation is a method named by its operationId, typed and returning as the path methods do', () => {
+    expect(errorsOf('clientOperationsBaseline')).toEqual([]);
+  });
+
+  it('a misspelled operation method (getPets) is a compile error that suggests getPet', () => {
+    const errors = errorsOf('clientMisspelledOperation');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("Property 'getPets' does not exist on type 'AnimalStoreClient'. Did you mean 'getPet'?");
+  });
+
+  it('an operation method checks its init exactly too (limit, staus)', () => {
+    const errors = errorsOf('clientOperationMisspelledQueryParameter');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("'staus' does not exist");
+  });
+
+  it('an operation method whose operation requires a parameter requires its init', () => {
+    const errors = errorsOf('clientOperationWithoutRequiredInit');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('Expected 1 arguments, but got 0');
+  });
+});
+
+/** The language service over the editor cases, as an editor builds it: files read from disk, the project's options. */
+function editorService(): ts.LanguageService {
+  const host: ts.LanguageServiceHost = {
+    getScriptFileNames: () => Object.keys(EDITOR_CASES).map((n) => fileOf(n as EditorCaseName)),
+    getScriptVersion: () => '1',
+    getScriptSnapshot: (file) => {
+      const text = ts.sys.readFile(file);
+      return text === undefined ? undefined : ts.ScriptSnapshot.fromString(text);
+    },
+    getCurrentDirectory: () => root,
+    getCompilationSettings: () => compilerOptions,
+    getDefaultLibFileName: (options) => ts.getDefaultLibFilePath(options),
+    fileExists: ts.sys.fileExists,
+    readFile: ts.sys.readFile,
+    readDirectory: ts.sys.readDirectory,
+    directoryExists: ts.sys.directoryExists,
+    getDirectories: ts.sys.getDirectories,
+  };
+  return ts.createLanguageService(host, ts.createDocumentRegistry());
+}
+
+describe('an editor strikes a deprecated operation method through (language service suggestions)', () => {
+  /** The deprecation suggestions of a case: code, the text they mark, and the message. */
+  const deprecations = (service: ts.LanguageService, name: EditorCaseName) =>
+    service
+      .getSuggestionDiagnostics(fileOf(name))
+      .filter((d) => d.reportsDeprecated)
+      .map((d) => ({ code: d.code, marked: EDITOR_CASES[name].slice(d.start, d.start + d.length), message: ts.flattenDiagnosticMessageText(d.messageText, '\n') }));
+  let service: ts.LanguageService;
+  beforeAll(() => {
+    service = editorService();
+  });
+  afterAll(() => service?.dispose());
+
+  it("api.getPet(…) gets suggestion 6385, 'getPet' is deprecated, on the method name", () => {
+    expect(deprecations(service, 'editorDeprecatedCall')).toEqual([{ code: 6385, marked: 'getPet', message: "'getPet' is deprecated." }]);
+  }, 60_000);
+
+  it('the hover on api.getPet names the sunset date and the replacement', () => {
+    const text = EDITOR_CASES.editorDeprecatedCall;
+    const info = service.getQuickInfoAtPosition(fileOf('editorDeprecatedCall'), text.indexOf('getPet') + 1);
+    expect(info?.tags?.map((tag) => `@${tag.name} ${ts.displayPartsToString(tag.text)}`)).toEqual([
+      '@deprecated Removed on 2030-12-05 (x-sunset): use GET /pets with the status filter instead.',
+    ]);
+  });
+
+  it('api.listPets(…) and api.createPet(…) get no deprecation suggestion', () => {
+    expect(deprecations(service, 'editorCurrentCalls')).toEqual([]);
+    // …and the file is read at all: it compiles cleanly in the same service.
+    expect(service.getSemanticDiagnostics(fileOf('editorCurrentCalls'))).toEqual([]);
   });
 });
