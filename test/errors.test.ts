@@ -27,7 +27,8 @@ describeEachTarget('every error is an Error body', (t) => {
     for (const [template, path] of [['/pets', '/pets'], ['/pets/{petId}', '/pets/1']] as const) {
       const item = (document.paths?.[template] ?? {}) as Record<string, unknown>;
       const declared = routerOrder.filter((method) => item[method] !== undefined);
-      const allow = declared.map((method) => method.toUpperCase()).join(', ');
+      // HEAD wherever GET is, right after it (RFC 9110 §9.3.2).
+      const allow = declared.flatMap((method) => (method === 'get' && item.head === undefined ? ['GET', 'HEAD'] : [method.toUpperCase()])).join(', ');
       for (const method of ['DELETE', 'PUT', 'PATCH'].filter((m) => !declared.includes(m.toLowerCase()))) {
         const response = await t().request(path, { method });
         expect(response.status, `${method} ${path}`).toBe(405);

@@ -58,12 +58,13 @@ function requirePlainDecimal(document: OpenApiDocument): void {
 }
 
 /**
- * The contract as `prism mock` serves it: base path in the paths, plus six changes that keep
+ * The contract as `prism mock` serves it: base path in the paths, plus seven changes that keep
  * the mock's answers inside the contract and, for numerals, like the real server's.
  *
  * - No paging `Link` header: Prism would send the example `Link` on every page, so a client
  *   following `rel="next"` until it disappears would loop forever; without it the mock has one
  *   page. A deprecated operation's `Link` (rel="deprecation") stays, as on the server.
+ * - A `head` beside every `get` (a copy of it): the server answers HEAD wherever GET is.
  * - No `deprecated` flag: for a deprecated operation Prism overwrites the declared `Deprecation`
  *   header with its own `deprecation: true` (prism-http mocker, negotiateDeprecation), which breaks
  *   the declared pattern `^@-?[0-9]{1,15}$`. Without the flag it sends the contract's example
@@ -99,7 +100,13 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
       delete headers['RateLimit-Policy'];
     }
   };
-  for (const item of Object.values(copy.paths ?? {})) {
+  for (const item of Object.values(copy.paths ?? {}) as Array<Record<string, unknown>>) {
+    // HEAD wherever GET is, as on the server: Prism answers only declared methods, and its HTTP
+    // server drops the body of an answer to HEAD.
+    if (item.get !== undefined && item.head === undefined) {
+      const get = structuredClone(item.get) as { operationId?: string };
+      item.head = { ...get, operationId: `${get.operationId ?? 'get'}Head` };
+    }
     for (const op of operationsOf(item)) {
       const deprecated = op.deprecated === true;
       delete op.deprecated;
@@ -126,6 +133,8 @@ export const MOCK_DIFFERENCES = {
     'GET /v1/pets answers its example page (pets 1 and 2) whatever status and limit ask for (?status=sold lists an available and a pending pet, ?limit=1 two pets); "Prefer: example=sold" (or available, pending, empty) picks another example. The server filters and caps.',
   'prism-one-page':
     'GET /v1/pets never sends a Link header, so the mock has one page. The server sends Link rel="next" while more pets follow.',
+  'prism-head-no-content-type':
+    'HEAD answers the GET\'s status and headers without a body, but with no Content-Type (and a sl-violations header saying so). The server sends the GET\'s Content-Type and Content-Length.',
   'prism-cursor-not-checked':
     'A cursor that fits its pattern (?cursor=abc.def) gets the same page, 200. The server answers 400 to a cursor it did not issue.',
   'prism-unknown-query-parameter':

@@ -66,6 +66,30 @@ export interface Api {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
+/**
+ * What is refused before openapi-backend routes the request:
+ * - `Authorization` sent twice: node:http keeps the first and drops the rest, a proxy may read
+ *   another one, so a request whose key depends on which is read is refused whatever the order;
+ * - a path with a trailing slash (`/v1/pets/`): openapi-backend would route it as `/v1/pets`, a
+ *   second address for each resource that the contract, the mock and the docs do not have; it is
+ *   a 404 like any unknown path, naming the address without the slash.
+ */
+function refusalBeforeRouting(rawHeaders: readonly string[], url: string): Refusal | undefined {
+  let authorizations = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
+  }
+  if (authorizations > 1) return validationRefusal([{ in: 'header', field: 'Authorization', message: 'must be sent once' }]);
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path.length > 1 && path.endsWith('/')) {
+    const canonical = path.replace(/\/+$/, '');
+    return new Refusal(404, 'not_found', `No such path: ${redactApiKeys(path)} (addresses have no trailing slash: ${redactApiKeys(canonical)})`);
+  }
+  return undefined;
+}
+
 /** A 400 naming each field that failed, summed up in its message. */
 function validationRefusal(details: Detail[]): Refusal {
   return new Refusal(400, 'validation_failed', summariseDetails(details), { details });
@@ -179,9 +203,14 @@ export function createApi(options: ApiOptions): Api {
     pending.then(answer, fail);
   };
 
-  /** The methods a path has, for a 405's Allow header: asked of openapi-backend's router. */
+  /**
+   * The methods a path has, for a 405's Allow header: asked of openapi-backend's router. HEAD
+   * wherever GET is (RFC 9110 §9.3.2): it is answered as the GET, without the body.
+   */
   function allowedMethods(path: string): string[] {
-    return METHODS.filter((method) => backend.router.matchOperation({ method, path, headers: {} }) !== undefined).map((m) => m.toUpperCase());
+    const methods = METHODS.filter((method) => backend.router.matchOperation({ method, path, headers: {} }) !== undefined);
+    if (methods.includes('get') && !methods.includes('head')) methods.splice(methods.indexOf('get') + 1, 0, 'head');
+    return methods.map((m) => m.toUpperCase());
   }
 
   const operationHandlers: Record<string, (context: Context, exchange: Exchange) => void> = {};
@@ -251,8 +280,17 @@ export function createApi(options: ApiOptions): Api {
     },
     handle(exchange) {
       const { req } = exchange;
+      const url = req.url ?? '/';
+      const refusal = refusalBeforeRouting(req.rawHeaders, url);
+      if (refusal !== undefined) {
+        responder.sendError(exchange, refusal);
+        return;
+      }
+      // HEAD is the GET without its body: node:http sends the GET's status and headers (its
+      // Content-Length too) and drops the body of an answer to HEAD.
+      const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
       // Node's header values are strings (or string[] for a repeated Set-Cookie-like header), never undefined.
-      const request: Request = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers as Request['headers'] };
+      const request: Request = { method, path: url, headers: req.headers as Request['headers'] };
       backend.handleRequest(request, exchange).catch((error: unknown) => {
         // openapi-backend's path parsing decodes each parameter (decodeURIComponent) and throws on a bad escape.
         responder.sendError(exchange, error instanceof URIError ? validationRefusal([{ in: 'path', field: '', message: 'is not valid percent-encoding' }]) : error);

@@ -186,7 +186,8 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
     const declared = ['get', 'put', 'post', 'delete', 'patch'].filter((method) => item[method] !== undefined).map((method) => method.toUpperCase());
     const method = ['PATCH', 'PUT', 'DELETE', 'POST'].find((candidate) => !declared.includes(candidate));
     if (method === undefined) throw new Error(`every method is declared on ${path}: the suite has no method to refuse there`);
-    return { method, path, declared: declared.sort() };
+    // HEAD is answered wherever GET is (RFC 9110 §9.3.2), so Allow names it too.
+    return { method, path, declared: (declared.includes('GET') ? [...declared, 'HEAD'] : declared).sort() };
   });
   const allowed = (exchange: Exchange) => (exchange.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean).sort();
 
@@ -344,6 +345,19 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         expect(exchange.headers.get('allow'), exchange.request).toBeNull();
       }
     },
+    'prism-head-no-content-type': async () => {
+      for (const path of ['/pets?limit=1', '/pets/1']) {
+        const get = await send(path);
+        const head = await send(path, { method: 'HEAD' });
+        expect(head.status, head.request).toBe(200);
+        expect(head.text, head.request).toBe('');
+        expect(head.headers.get('etag'), head.request).toBe(get.headers.get('etag'));
+        // The one departure: no media type (and Prism's own sl-violations header saying so).
+        expect(get.headers.get('content-type'), get.request).toMatch(/^application\/json/);
+        expect(head.headers.get('content-type'), head.request).toBeNull();
+        expect(head.headers.get('sl-violations'), head.request).toContain('media type');
+      }
+    },
     'prism-conditional-ignored': async () => {
       const etag = headerExample('ETag');
       for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
@@ -383,6 +397,16 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
           const exchange = await send(path, { method });
           expectErrorBody(exchange, 405, 'method_not_allowed');
           expect(allowed(exchange), exchange.request).toEqual(declared);
+        }
+      });
+
+      check('HEAD on every GET: the GET\'s status and headers (Content-Type, ETag, deprecation headers), no body', { difference: 'prism-head-no-content-type' }, async () => {
+        for (const path of ['/pets?limit=1', '/pets/1']) {
+          const get = await send(path);
+          const head = await send(path, { method: 'HEAD' });
+          expect(head.status, head.request).toBe(get.status);
+          expect(head.text, head.request).toBe('');
+          for (const name of ['content-type', 'etag', 'deprecation', 'sunset', 'link']) expect(head.headers.get(name), `${head.request}: ${name}`).toBe(get.headers.get(name));
         }
       });
 

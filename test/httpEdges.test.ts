@@ -1,0 +1,95 @@
+/**
+ * HTTP at the edges, as clients and tools nobody here wrote meet it: HEAD on every GET operation
+ * (RFC 9110 §9.3.2), a singleton `Authorization` field sent twice, and a trailing slash. On the
+ * real server over raw HTTP (fetch would merge or refuse some of these itself).
+ */
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadBundledSpec, operationsOf } from '../src/spec.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let t: TestServer;
+let petId: number;
+beforeAll(async () => {
+  t = await startTestServer('sqlite');
+  const created = await t.request('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Biscuit', categoryId: 2 }) });
+  petId = ((await created.json()) as { id: number }).id;
+}, 60_000);
+afterAll(async () => {
+  expect(t.server.violations).toEqual([]);
+  await t.close();
+});
+
+interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request with headers exactly as given (a name may repeat), over its own connection. */
+function raw(method: string, path: string, headers: Array<[string, string]>): Promise<Raw> {
+  const url = new URL(`${t.api}${path}`);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, method, path: `${url.pathname}${url.search}`, headers: [['Host', url.host], ...headers].flat(), agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const auth = (): [string, string] => ['Authorization', `Bearer ${t.key}`];
+
+describe('HEAD on every GET operation', () => {
+  const gets = operationsOf(loadBundledSpec()).filter((op) => op.method === 'get');
+  const pathOf = (template: string) => template.replace(/\{[^}]+\}/g, () => String(petId));
+
+  it.each(gets.map((op) => [op.operationId, op.path] as const))('%s: the GET\'s status and headers (ETag, Link, Deprecation…, Content-Length), no body', async (_operationId, template) => {
+    const path = `${pathOf(template)}${template === '/pets' ? '?limit=1' : ''}`;
+    const get = await raw('GET', path, [auth()]);
+    const head = await raw('HEAD', path, [auth()]);
+    expect(get.status).toBe(200);
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    for (const name of ['etag', 'link', 'deprecation', 'sunset', 'content-type', 'content-length', 'cache-control']) expect(head.headers[name], name).toEqual(get.headers[name]);
+    // Conditional, refused and unknown alike.
+    expect((await raw('HEAD', path, [auth(), ['If-None-Match', String(get.headers.etag)]])).status).toBe(304);
+    expect((await raw('HEAD', path, [])).status).toBe(401);
+  });
+
+  it('Allow lists HEAD wherever GET is', async () => {
+    const refused = await raw('PUT', '/pets', [auth()]);
+    expect(refused.status).toBe(405);
+    expect(String(refused.headers.allow).split(', ')).toEqual(expect.arrayContaining(['GET', 'HEAD']));
+  });
+});
+
+describe('Authorization sent twice', () => {
+  it.each([
+    ['valid, then bad', (key: string) => [`Bearer ${key}`, 'Bearer ask_not-a-key']],
+    ['bad, then valid', (key: string) => ['Bearer ask_not-a-key', `Bearer ${key}`]],
+    ['valid twice', (key: string) => [`Bearer ${key}`, `Bearer ${key}`]],
+  ] as const)('%s: 400 naming the header, whatever the order', async (_case, values) => {
+    const [first, second] = values(t.key) as [string, string];
+    const response = await raw('GET', '/pets', [['Authorization', first], ['authorization', second]]);
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toEqual({
+      code: 'validation_failed',
+      status: 400,
+      message: expect.stringContaining('Authorization'),
+      details: [{ in: 'header', field: 'Authorization', message: 'must be sent once' }],
+    });
+  });
+});
+
+describe('a trailing slash', () => {
+  it.each(['/pets/', '/pets/1/', '/', '/pets/?limit=1'])('%s: 404 like any unknown path, naming the address without it', async (path) => {
+    const response = await raw('GET', path.replace('/1/', `/${petId}/`), [auth()]);
+    expect(response.status).toBe(404);
+    const body = JSON.parse(response.body) as { code: string; message: string };
+    expect(body.code).toBe('not_found');
+    expect(body.message).toMatch(/no trailing slash: \/v1/);
+  });
+});
