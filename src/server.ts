@@ -100,7 +100,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   };
 
   const basePath = basePathOf(document);
-  const { app, violations } = createApp({
+  const { app, violations, corsFor } = createApp({
     document,
     handlers,
     deps: { pets: createPetStore(database.db, database.dialect, metrics?.observeBatch), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
@@ -116,7 +116,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     onDeprecatedCall,
   });
 
-  const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
+  const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger, corsFor });
 
   let metricsServer: HttpListener | undefined;
   if (metrics) {

@@ -32,7 +32,8 @@ function resolve<T>(value: T | { $ref: string }): T {
 /** The methods the contract declares for a path, upper case: what a preflight must allow. */
 function specMethods(path: string): string[] {
   const item = spec.paths?.[path] ?? {};
-  return ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].filter((m) => m in item).map((m) => m.toUpperCase());
+  // HEAD wherever GET is, right after it: the server answers it (RFC 9110 §9.3.2).
+  return ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].flatMap((m) => (m === 'get' && m in item && !('head' in item) ? ['GET', 'HEAD'] : m in item ? [m.toUpperCase()] : []));
 }
 
 /** Every response header any operation declares, read from the contract independently of src/. */
@@ -179,7 +180,7 @@ describe(`CORS_ORIGINS=${PAGE}: the real server`, () => {
       expect(response.headers.get('access-control-allow-credentials')).toBeNull();
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     }
-    expect(specMethods('/pets')).toEqual(['GET', 'POST']);
+    expect(specMethods('/pets')).toEqual(['GET', 'HEAD', 'POST']);
   });
 
   it('a preflight for a path the API lacks goes on to the 404, readable by the page', async () => {

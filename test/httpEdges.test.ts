@@ -4,6 +4,7 @@
  * real server over raw HTTP (fetch would merge or refuse some of these itself).
  */
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundledSpec, operationsOf } from '../src/spec.js';
 import { startTestServer, type TestServer } from './support/server.js';
@@ -91,5 +92,41 @@ describe('a trailing slash', () => {
     const body = JSON.parse(response.body) as { code: string; message: string };
     expect(body.code).toBe('not_found');
     expect(body.message).toMatch(/no trailing slash: \/v1/);
+  });
+});
+
+describe('what a browser page and a client library read in a refusal', () => {
+  it('node:http\'s own refusals (431, 400) carry the CORS headers for an allowed origin, and none for another', async () => {
+    const cors = await startTestServer('sqlite', { corsOrigins: ['https://app.example'] });
+    try {
+      const url = new URL(cors.api);
+      const send = (origin: string, extra: string): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const socket = connect(Number(url.port), url.hostname, () => socket.end(`GET /v1/pets HTTP/1.1\r\nHost: ${url.host}\r\nOrigin: ${origin}\r\n${extra}\r\n`));
+          const chunks: Buffer[] = [];
+          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+          socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+          socket.on('error', reject);
+        });
+      const big = `X-Padding: ${'a'.repeat(20_000)}\r\n`;
+      const tooLarge = await send('https://app.example', big);
+      expect(tooLarge).toMatch(/^HTTP\/1\.1 431 /);
+      expect(tooLarge).toMatch(/\r\nAccess-Control-Allow-Origin: https:\/\/app\.example\r\n/);
+      expect(tooLarge).toMatch(/\r\nAccess-Control-Expose-Headers: [^\r]*X-Request-Id/);
+      const malformed = await send('https://app.example', 'no colon here\r\n');
+      expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+      expect(malformed).toContain('Access-Control-Allow-Origin: https://app.example');
+      expect(await send('https://evil.example', big)).not.toContain('Access-Control-Allow-Origin');
+    } finally {
+      await cors.close();
+    }
+  });
+
+  it('400 details name a header parameter as the spec spells it (Idempotency-Key, not idempotency-key)', async () => {
+    const response = await t.request('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'x'.repeat(300) }, body: JSON.stringify({ name: 'Biscuit', categoryId: 2 }) });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { message: string; details: Array<{ in: string; field: string }> };
+    expect(body.details).toContainEqual(expect.objectContaining({ in: 'header', field: 'Idempotency-Key' }));
+    expect(body.message).toContain('"Idempotency-Key"');
   });
 });

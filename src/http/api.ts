@@ -90,6 +90,16 @@ function refusalBeforeRouting(rawHeaders: readonly string[], url: string): Refus
   return undefined;
 }
 
+/**
+ * Header details with the names the spec gives them (`Idempotency-Key`): openapi-backend validates
+ * the headers under node:http's lower-case names.
+ */
+function spelledAsDeclared(operation: Operation, details: Detail[]): Detail[] {
+  const declared = new Map<string, string>();
+  for (const parameter of operation.parameters ?? []) if ('in' in parameter && parameter.in === 'header') declared.set(parameter.name.toLowerCase(), parameter.name);
+  return details.map((detail) => (detail.in === 'header' ? { ...detail, field: declared.get(detail.field.toLowerCase()) ?? detail.field } : detail));
+}
+
 /** A 400 naming each field that failed, summed up in its message. */
 function validationRefusal(details: Detail[]): Refusal {
   return new Refusal(400, 'validation_failed', summariseDetails(details), { details });
@@ -266,7 +276,7 @@ export function createApi(options: ApiOptions): Api {
       throw new Refusal(501, 'not_implemented', `${operationId} is in the contract but has no handler yet: add handlers/${operationId}.ts to handlers/index.ts.`);
     },
     validationFail: (context: Context) => {
-      throw validationRefusal(detailsOf(context.validation.errors ?? []));
+      throw validationRefusal(spelledAsDeclared(context.operation, detailsOf(context.validation.errors ?? [])));
     },
   });
   registerSecurityHandlers(backend, options.document, options.keys);

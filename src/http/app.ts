@@ -53,6 +53,8 @@ export interface App {
   app: RequestListener;
   /** Responses that broke the contract (only recorded when validateResponses is on). */
   violations: ContractViolation[];
+  /** CORS_ORIGINS set: the CORS headers of an answer to an origin, for node:http's own refusals (./clientError.ts). */
+  corsFor: ((origin: string | undefined) => Record<string, string> | undefined) | undefined;
 }
 
 const READY_TIMEOUT_MS = 2000;
@@ -135,7 +137,7 @@ export function createApp(options: AppOptions): App {
       (error: unknown) => responder.sendError(exchange, error),
     );
   };
-  return { app: listener, violations: checker.violations };
+  return { app: listener, violations: checker.violations, corsFor: cors === undefined ? undefined : (origin) => cors.headersFor(origin) };
 }
 
 /** The metrics' lane and operation of a request: fixed names outside the API, never its path. */

@@ -34,18 +34,32 @@ export function refusalFor(errorCode: string | undefined): Refusal | undefined {
 }
 
 /** A whole HTTP/1.1 response, written straight to the socket: there is no ServerResponse for it. */
-export function refusalResponse(refusal: Refusal): Buffer {
+export function refusalResponse(refusal: Refusal, cors: Readonly<Record<string, string>> = {}): Buffer {
   const body = Buffer.from(JSON.stringify(refusal.body()), 'utf8');
   const headers: Array<[string, string | number]> = [
     ['Content-Type', 'application/json; charset=utf-8'],
     ['Content-Length', body.length],
     ...Object.entries(SECURITY_HEADERS),
+    ...Object.entries(cors),
     ['Date', new Date().toUTCString()],
     ['Connection', 'close'],
   ];
   const head = `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
+
+/**
+ * The Origin header among the bytes the parser had when it gave up (`error.rawPacket`), so a
+ * browser page on an allowed origin can read the refusal. Nothing else is taken from those bytes.
+ */
+export function originIn(rawPacket: unknown): string | undefined {
+  if (!Buffer.isBuffer(rawPacket)) return undefined;
+  const match = /\r\norigin:[ \t]*([^\r\n]*?)[ \t]*\r\n/i.exec(rawPacket.toString('latin1'));
+  return match?.[1];
+}
+
+/** CORS headers for an origin that may read answers (../cors.ts), or undefined. */
+export type CorsHeadersFor = (origin: string | undefined) => Readonly<Record<string, string>> | undefined;
 
 /** node:http's own (undocumented) link from a socket to the response in progress on it. */
 type ServerSocket = Socket & { _httpMessage?: ServerResponse | null };
@@ -54,7 +68,7 @@ type ServerSocket = Socket & { _httpMessage?: ServerResponse | null };
  * Installs the 'clientError' listener. Node calls it for parser errors and for the header and
  * request timeouts; with a listener installed, closing the socket is our job.
  */
-export function answerClientErrors(server: Server, logger: Logger): void {
+export function answerClientErrors(server: Server, logger: Logger, corsFor?: CorsHeadersFor): void {
   // The parser reports again for every chunk that arrives after its first error: answer once.
   const answered = new WeakSet<Socket>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket: ServerSocket) => {
@@ -72,7 +86,7 @@ export function answerClientErrors(server: Server, logger: Logger): void {
     // end(), not destroy(): destroying with unread input would reset the connection and could
     // discard the answer before the client reads it. The bytes that still arrive are read (and
     // refused again, silently) until the client closes or the linger runs out.
-    socket.end(refusalResponse(refusal));
+    socket.end(refusalResponse(refusal, corsFor?.(originIn((error as { rawPacket?: unknown }).rawPacket))));
     const linger = setTimeout(() => socket.destroy(), LINGER_MS);
     linger.unref();
     socket.once('close', () => clearTimeout(linger));

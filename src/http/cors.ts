@@ -60,6 +60,8 @@ export interface Cors {
    * answers the request when it is a preflight under the API. True when it answered.
    */
   handle(exchange: Exchange, origin: string): boolean;
+  /** The CORS headers of an answer to `origin`, or undefined when it is not allowed (node:http's own refusals: ./clientError.ts). */
+  headersFor(origin: string | undefined): Record<string, string> | undefined;
   /** What the derived lists hold (tests, logs). */
   readonly allowHeaders: string;
   readonly exposeHeaders: string;
@@ -120,6 +122,10 @@ export function createCors(options: CorsOptions): Cors {
   return {
     allowHeaders,
     exposeHeaders,
+    headersFor(origin) {
+      if (origin === undefined || (allowed !== undefined && !allowed.has(origin))) return undefined;
+      return { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Expose-Headers': exposeHeaders };
+    },
     handle(exchange, origin) {
       if (allowed !== undefined && !allowed.has(origin)) return false;
       const { req } = exchange;

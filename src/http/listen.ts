@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../logger.js';
-import { answerClientErrors } from './clientError.js';
+import { answerClientErrors, type CorsHeadersFor } from './clientError.js';
 
 export interface ListenOptions {
   port: number;
@@ -15,6 +15,8 @@ export interface ListenOptions {
   /** A client must send its whole request within this, counted from the request's first byte. */
   requestTimeoutMs: number;
   logger: Logger;
+  /** CORS_ORIGINS set: the CORS headers node:http's own refusals carry for an allowed origin. */
+  corsFor?: CorsHeadersFor | undefined;
 }
 
 export interface HttpListener {
@@ -47,7 +49,7 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
     },
     app,
   );
-  answerClientErrors(http, options.logger);
+  answerClientErrors(http, options.logger, options.corsFor);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port, options.host, () => {
