@@ -231,7 +231,7 @@ export function invalidCreateCases(ctx: CreateContext): fc.Arbitrary<InvalidCase
     .map(([value, text]): InvalidCase => ({
       family: 'Idempotency-Key out of bounds',
       wire: post(path, [auth, json, ['Idempotency-Key', value]], Buffer.from(text, 'utf8')),
-      expect: { kind: 'reject', statuses: [400], code: 'validation_failed', field: { in: 'header', name: 'idempotency-key' } },
+      expect: { kind: 'reject', statuses: [400], code: 'validation_failed', field: { in: 'header', name: 'Idempotency-Key' } },
     }));
 
   // Whatever the body, a bad key is a 401: the key is checked before the body is read.

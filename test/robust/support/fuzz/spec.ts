@@ -152,6 +152,8 @@ export async function loadContract(path = join(process.cwd(), 'generated', 'open
       const op = item[method];
       if (!isRecord(op) || typeof op.operationId !== 'string') continue;
       methodsByPath[path].push(method.toUpperCase());
+      // HEAD wherever GET is: the server answers it as the GET without a body (RFC 9110 §9.3.2).
+      if (method === 'get' && !isRecord(item.head)) methodsByPath[path].push('HEAD');
       const parameters = [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])].map((p): ParameterSpec => {
         const param = object(p, `${String(op.operationId)} parameter`);
         const spec: ParameterSpec = {
