@@ -70,13 +70,13 @@ export class Deprecations {
 
   /** The 410 a call of `op` gets at `now` (past its sunset, or in a brownout), or undefined. */
   refusal(op: DeprecatedOperation, now: number): Refusal | undefined {
+    // On every call of a deprecated operation: nothing is built unless it is refused.
+    const past = now >= op.sunsetAt;
+    const brownout = past ? undefined : this.brownouts.find((window) => window.start <= now && now < window.end);
+    if (!past && brownout === undefined) return undefined;
     const day = op.sunset.slice(0, 10);
     const options = { headers: op.headers, gone: { sunset: op.sunset, replacement: op.replacement } };
-    if (now >= op.sunsetAt) {
-      return new Refusal(410, 'operation_sunset', `${op.operationId} was removed on ${day} (its sunset date). Use ${op.replacement} instead.`, options);
-    }
-    const brownout = this.brownouts.find((window) => window.start <= now && now < window.end);
-    if (brownout === undefined) return undefined;
+    if (brownout === undefined) return new Refusal(410, 'operation_sunset', `${op.operationId} was removed on ${day} (its sunset date). Use ${op.replacement} instead.`, options);
     const until = new Date(brownout.end).toISOString().replace('.000Z', 'Z');
     return new Refusal(410, 'operation_brownout', `${op.operationId} is deprecated and is browned out until ${until} to make its callers notice; it will be removed on ${day}. Use ${op.replacement} instead.`, options);
   }
