@@ -23,7 +23,7 @@ import { KeyCache } from '../src/auth/keyCache.js';
 import { loadConfig } from '../src/config.js';
 import type { HandlerDeps } from '../src/contract.js';
 import { createCursorCodec } from '../src/cursor.js';
-import { deprecationHeaders } from '../src/http/deprecation.js';
+import { Deprecations } from '../src/http/deprecation.js';
 import { entityTag, REVALIDATE } from '../src/http/etag.js';
 import { beginExchange, type Exchange } from '../src/http/exchange.js';
 import { answerJson } from '../src/http/respond.js';
@@ -46,7 +46,7 @@ const database = await openDatabase(config);
 const keys = new KeyCache(createApiKeyStore(database.db), { refreshMs: config.keyRefreshMs, maxStaleMs: 5000, onRefreshError: () => undefined });
 await keys.startRefreshing();
 const deps: HandlerDeps = { pets: createPetStore(database.db, database.dialect), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath };
-const deprecations = deprecationHeaders(operationsOf(document));
+const deprecations = new Deprecations(operationsOf(document)).headers();
 const logger = createLogger('silent');
 
 /** The contract's 200, tagged (every read the bench sends is a conditional operation's), or the handler's answer as it is. */

@@ -43,11 +43,6 @@ function describe(op: OperationInfo): DeprecatedOperation {
   };
 }
 
-/** The deprecation headers of each deprecated operation, by operationId. */
-export function deprecationHeaders(operations: readonly OperationInfo[]): Map<string, Readonly<Record<string, string>>> {
-  return new Map(operations.filter((op) => op.deprecated).map((op) => [op.operationId, describe(op).headers]));
-}
-
 export class Deprecations {
   private readonly byOperation: ReadonlyMap<string, DeprecatedOperation>;
 
