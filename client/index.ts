@@ -9,12 +9,17 @@
  *
  * Each operation is also a method named by its operationId (generated/operations.ts), so that an
  * editor can show its summary and strike a deprecated one through, with its sunset and replacement.
+ * Its result adds `headers`: the response headers the operation declares, parsed and typed
+ * (`etag`, `nextCursor`, `rateLimit`, `sunset`…; client/responseHeaders.ts).
  */
 import createClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from 'openapi-fetch';
 import type { components, paths } from '../generated/openapi.js';
 import { operationRoutes, type OperationMethods } from '../generated/operations.js';
+import { readResponseHeaders, type ErrorStatus, type OperationId, type ResponseHeaders, type SuccessStatus } from './responseHeaders.js';
 
 export type { components, paths };
+export type { DeclaredStatus, ErrorStatus, OperationId, ResponseHeaders, SuccessStatus } from './responseHeaders.js';
+export type { RateLimit, RateLimitPolicy } from './headerValues.js';
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
@@ -51,10 +56,18 @@ type ExactMethod<M extends HttpMethod> = <P extends PathsWithMethod<M>, A extend
   ...init: InitArgument<DeclaredInit<P, M>, A>
 ) => Result<P, M, A>;
 
-/** `api.<operationId>(init)`: the call `api.<METHOD>(path, init)` of the operation's route, with the same types. */
-type OperationMethod<Route> = Route extends { method: infer M extends HttpMethod; path: infer P }
+/**
+ * openapi-fetch's result with the operation's parsed response headers: those of its 2xx statuses
+ * with `data`, those of its other statuses with `error` (so `if (res.data)` narrows both).
+ */
+export type WithHeaders<R, Id extends OperationId> = R extends { error: unknown }
+  ? R & { headers: ResponseHeaders<Id, ErrorStatus<Id>> }
+  : R & { headers: ResponseHeaders<Id, SuccessStatus<Id>> };
+
+/** `api.<operationId>(init)`: the call `api.<METHOD>(path, init)` of the operation's route, with the same types, plus `headers`. */
+type OperationMethod<Id extends OperationId, Route> = Route extends { method: infer M extends HttpMethod; path: infer P }
   ? P extends PathsWithMethod<M>
-    ? <A extends ParseAs = 'json'>(...init: InitArgument<DeclaredInit<P, M>, A>) => Result<P, M, A>
+    ? <A extends ParseAs = 'json'>(...init: InitArgument<DeclaredInit<P, M>, A>) => Promise<WithHeaders<Awaited<Result<P, M, A>>, Id>>
     : never
   : never;
 /**
@@ -62,7 +75,7 @@ type OperationMethod<Route> = Route extends { method: infer M extends HttpMethod
  * keeps its declaration in generated/operations.ts, so the operation's JSDoc (its summary, and
  * `@deprecated` with the sunset date and the replacement) is what editors show on the method.
  */
-export type OperationClient = { [Id in keyof OperationMethods]: OperationMethod<OperationMethods[Id]> };
+export type OperationClient = { [Id in keyof OperationMethods]: OperationMethod<Id, OperationMethods[Id]> };
 
 /**
  * openapi-fetch's client for this spec, with exact (excess-property-checked) init arguments, plus
@@ -105,11 +118,15 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
   const client = createClient<paths, 'application/json'>(clientOptions);
   // The table holds every route, so no one route's types apply here: OperationClient gives each
   // method its own when the object is cast below.
-  const request = client.request as unknown as (method: HttpMethod, url: string, init?: object) => Promise<unknown>;
+  const request = client.request as unknown as (method: HttpMethod, url: string, init?: object) => Promise<{ response: Response }>;
   const operations = Object.fromEntries(
-    Object.entries(operationRoutes).map(([operationId, { method, path }]) => {
+    (Object.entries(operationRoutes) as [OperationId, (typeof operationRoutes)[OperationId]][]).map(([operationId, { method, path }]) => {
       if (operationId in client) throw new Error(`operationId ${operationId} is also a method of openapi-fetch's client`);
-      return [operationId, (init?: object) => request(method, path, init)];
+      const call = async (init?: object) => {
+        const result = await request(method, path, init);
+        return Object.assign(result, { headers: readResponseHeaders(operationId, result.response) });
+      };
+      return [operationId, call];
     }),
   );
   // openapi-fetch's object with a method per operation added. AnimalStoreClient only narrows the

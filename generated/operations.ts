@@ -23,3 +23,147 @@ export interface OperationMethods {
    */
   getPet: (typeof operationRoutes)["getPet"];
 }
+
+/** Every kind of header value the client parses (client/headerValues.ts has a parser for each). */
+export type HeaderKind = "string" | "number" | "flag" | "etag" | "link" | "nextCursor" | "rateLimit" | "rateLimitPolicy" | "httpDate" | "structuredDate" | "dateTime" | "delaySeconds";
+
+/**
+ * The response headers each operation declares, per status (`default`: any other), under the
+ * property the client's `headers` gives them: the field name, the kind of value it carries (from
+ * its name, else its schema; `string` when neither says more), and whether every such response has it.
+ */
+export const operationHeaders = {
+  listPets: {
+    "200": {
+      link: { header: "Link", kind: "link", required: false, rels: ["next"] },
+      nextCursor: { header: "Link", kind: "nextCursor", required: false, rel: "next", parameter: "cursor" },
+      etag: { header: "ETag", kind: "etag", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "304": {
+      etag: { header: "ETag", kind: "etag", required: true },
+      link: { header: "Link", kind: "link", required: false, rels: ["next"] },
+      nextCursor: { header: "Link", kind: "nextCursor", required: false, rel: "next", parameter: "cursor" },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "400": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "401": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "429": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "500": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "default": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+  },
+  createPet: {
+    "201": {
+      location: { header: "Location", kind: "string", required: true },
+      replayed: { header: "Idempotent-Replayed", kind: "flag", required: false },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "400": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "401": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "409": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "413": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "415": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "422": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "429": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "500": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "default": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+  },
+  getPet: {
+    "200": {
+      deprecation: { header: "Deprecation", kind: "structuredDate", required: true },
+      sunset: { header: "Sunset", kind: "httpDate", required: true },
+      link: { header: "Link", kind: "link", required: true, rels: ["deprecation"] },
+      etag: { header: "ETag", kind: "etag", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "304": {
+      etag: { header: "ETag", kind: "etag", required: true },
+      deprecation: { header: "Deprecation", kind: "structuredDate", required: true },
+      sunset: { header: "Sunset", kind: "httpDate", required: true },
+      link: { header: "Link", kind: "link", required: true, rels: ["deprecation"] },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "400": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "401": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+      deprecation: { header: "Deprecation", kind: "structuredDate", required: true },
+      sunset: { header: "Sunset", kind: "httpDate", required: true },
+      link: { header: "Link", kind: "link", required: true, rels: ["deprecation"] },
+    },
+    "404": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "410": {
+      deprecation: { header: "Deprecation", kind: "structuredDate", required: true },
+      sunset: { header: "Sunset", kind: "httpDate", required: true },
+      link: { header: "Link", kind: "link", required: true, rels: ["deprecation"] },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "429": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "500": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "default": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+  },
+} as const;

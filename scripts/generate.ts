@@ -3,8 +3,9 @@
  *
  *   generated/openapi.json   bundled contract (redocly bundle): served by the server, fed to the mock
  *   generated/openapi.d.ts   TypeScript types (openapi-typescript): handlers, client and tests use them
- *   generated/operations.ts  each operation's method and path by operationId, and the JSDoc of the
- *                            client's per-operation methods (`api.getPet(…)`), `@deprecated` included
+ *   generated/operations.ts  each operation's method and path by operationId, the JSDoc of the
+ *                            client's per-operation methods (`api.getPet(…)`), `@deprecated` included,
+ *                            and the response headers each declares per status, with their kinds
  *   handlers/<operationId>.ts  a 501 stub for every operation that has no handler yet (never overwritten)
  *
  * `npm run generate -- --check` writes nothing and exits 1 when any of it is stale or missing.
@@ -15,6 +16,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
 import { bundleSpec } from './lib/redocly.js';
+import { HEADER_KINDS, responseHeadersOf, type HeaderFact, type StatusHeaders } from './lib/responseHeaders.js';
 
 const HELP = `Usage: npm run generate [-- --check]
 
@@ -78,16 +80,37 @@ function methodDoc(op: OperationInfo): string {
   return ['  /**', `   * ${summary}`, '   *', `   * @deprecated ${deprecationNote(op)}`, '   */'].join('\n');
 }
 
+/** One header fact as a TypeScript literal, its keys in a fixed order so that the output is deterministic. */
+function factLiteral(fact: HeaderFact): string {
+  const entries: string[] = [`header: ${JSON.stringify(fact.header)}`, `kind: ${JSON.stringify(fact.kind)}`, `required: ${fact.required}`];
+  const list = (items: readonly string[]) => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
+  if (fact.values) entries.push(`values: ${list(fact.values)}`);
+  if (fact.rels) entries.push(`rels: ${list(fact.rels)}`);
+  if (fact.rel) entries.push(`rel: ${JSON.stringify(fact.rel)}`);
+  if (fact.parameter) entries.push(`parameter: ${JSON.stringify(fact.parameter)}`);
+  return `{ ${entries.join(', ')} }`;
+}
+
+function statusHeadersLiteral(byStatus: Record<string, StatusHeaders>): string {
+  const statuses = Object.entries(byStatus).map(([status, headers]) => {
+    const facts = Object.entries(headers).map(([property, fact]) => `      ${propertyName(property)}: ${factLiteral(fact)},`);
+    return facts.length === 0 ? `    ${JSON.stringify(status)}: {},` : `    ${JSON.stringify(status)}: {\n${facts.join('\n')}\n    },`;
+  });
+  return `{\n${statuses.join('\n')}\n  }`;
+}
+
 /**
  * generated/operations.ts: the route of every operation by operationId (the client adds a method
- * per entry at run time), and an interface with one member per operation, typed by that route,
- * which carries the method's JSDoc. The client maps the interface to the methods' signatures with
- * a homomorphic mapped type, which keeps each member's declaration, so its JSDoc and @deprecated
- * reach `api.<operationId>`. Only spec facts here: how a call is typed stays in client/index.ts.
+ * per entry at run time), an interface with one member per operation, typed by that route, which
+ * carries the method's JSDoc, and the response headers of every operation per status. The client
+ * maps the interface to the methods' signatures with a homomorphic mapped type, which keeps each
+ * member's declaration, so its JSDoc and @deprecated reach `api.<operationId>`. Only spec facts
+ * here: how a call is typed and how a header is parsed stay in client/.
  */
-function operationsModule(operations: readonly OperationInfo[]): string {
+function operationsModule(document: OpenApiDocument, operations: readonly OperationInfo[]): string {
   const routes = operations.map((op) => `  ${propertyName(op.operationId)}: { method: ${JSON.stringify(op.method)}, path: ${JSON.stringify(op.path)} },`);
   const members = operations.map((op) => `${methodDoc(op)}\n  ${propertyName(op.operationId)}: (typeof operationRoutes)[${JSON.stringify(op.operationId)}];`);
+  const headers = operations.map((op) => `  ${propertyName(op.operationId)}: ${statusHeadersLiteral(responseHeadersOf(document, op.path, op.method))},`);
   return `${HEADER}
 /** Every operation of the spec by operationId: the HTTP method and path the client calls it with. */
 export const operationRoutes = {
@@ -101,6 +124,18 @@ ${routes.join('\n')}
 export interface OperationMethods {
 ${members.join('\n')}
 }
+
+/** Every kind of header value the client parses (client/headerValues.ts has a parser for each). */
+export type HeaderKind = ${HEADER_KINDS.map((k) => JSON.stringify(k)).join(' | ')};
+
+/**
+ * The response headers each operation declares, per status (\`default\`: any other), under the
+ * property the client's \`headers\` gives them: the field name, the kind of value it carries (from
+ * its name, else its schema; \`string\` when neither says more), and whether every such response has it.
+ */
+export const operationHeaders = {
+${headers.join('\n')}
+} as const;
 `;
 }
 
@@ -122,7 +157,7 @@ const document = JSON.parse(bundled) as OpenApiDocument;
 const outputs = new Map<string, string>([
   [join(root, 'generated', 'openapi.json'), bundled],
   [join(root, 'generated', 'openapi.d.ts'), await types(document)],
-  [join(root, 'generated', 'operations.ts'), operationsModule(operationsOf(document))],
+  [join(root, 'generated', 'operations.ts'), operationsModule(document, operationsOf(document))],
 ]);
 
 const stale: string[] = [];
