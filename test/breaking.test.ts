@@ -2,11 +2,13 @@
  * The breaking-change gate bites: scripts/breaking.ts fails with one `BREAKING:` line naming each
  * break of the contract, lets additive changes through, and passes the spec as it is.
  *
- * Each case parses spec/openapi.yaml, changes the parsed document and writes the copy to a
- * temporary folder. Each edit first checks the value it replaces or removes, so a reworded spec
- * cannot make a case silently test nothing; what a case adds has a generated name, so the spec
- * gaining a field, parameter or operation of its own cannot collide with it; and an edit reaches
- * its node by its path, so an unrelated addition to the spec changes no case. The gate runs on
+ * Each case parses test/fixtures/spec/openapi.yaml, a frozen copy of the spec (its README says
+ * why), changes the parsed document and writes the copy to a temporary folder: the expected lines
+ * name every operation a change reaches, so on the real spec every new operation (or a field
+ * beside a changed one) would change them. Each edit first checks the value it replaces or
+ * removes, so an edited fixture cannot make a case silently test nothing; what a case adds has a
+ * generated name; and an edit reaches its node by its path. The real spec/openapi.yaml is judged
+ * as `npm run lint` judges it, against spec/released/ (the last cases). The gate runs on
  * each copy, two at a time, with `--spec <mutated.yaml> --against <unmodified.yaml>` (or the
  * released contract a case describes): the cases do not depend on what spec/released/ holds.
  * A case about the calendar (a deprecated operation removed before or after its sunset) names
@@ -23,7 +25,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNode, isSeq, parse, parseDocument, type Document } from 'yaml';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const original = readFileSync(join(root, 'spec', 'openapi.yaml'), 'utf8');
+const FROZEN = join('test', 'fixtures', 'spec', 'openapi.yaml');
+const original = readFileSync(join(root, FROZEN), 'utf8');
 const tmp = mkdtempSync(join(tmpdir(), 'animal-store-breaking-'));
 
 /**
@@ -46,7 +49,7 @@ const change =
   (path: Path, from: unknown, to: unknown): Edit =>
   (doc) => {
     const now = plain(doc, path);
-    if (!isDeepStrictEqual(now, from)) throw new Error(`spec/openapi.yaml: ${where(path)} is ${JSON.stringify(now)}, this case expects ${JSON.stringify(from)}`);
+    if (!isDeepStrictEqual(now, from)) throw new Error(`${FROZEN}: ${where(path)} is ${JSON.stringify(now)}, this case expects ${JSON.stringify(from)}`);
     doc.setIn(path, doc.createNode(to));
   };
 
@@ -54,9 +57,9 @@ const change =
 const remove =
   (path: Path, ...value: [unknown?]): Edit =>
   (doc) => {
-    if (!doc.hasIn(path)) throw new Error(`spec/openapi.yaml has no ${where(path)}`);
+    if (!doc.hasIn(path)) throw new Error(`${FROZEN} has no ${where(path)}`);
     const now = plain(doc, path);
-    if (value.length > 0 && !isDeepStrictEqual(now, value[0])) throw new Error(`spec/openapi.yaml: ${where(path)} is ${JSON.stringify(now)}, this case expects ${JSON.stringify(value[0])}`);
+    if (value.length > 0 && !isDeepStrictEqual(now, value[0])) throw new Error(`${FROZEN}: ${where(path)} is ${JSON.stringify(now)}, this case expects ${JSON.stringify(value[0])}`);
     doc.deleteIn(path);
   };
 
@@ -64,7 +67,7 @@ const remove =
 const add =
   (path: Path, value: unknown): Edit =>
   (doc) => {
-    if (doc.hasIn(path)) throw new Error(`spec/openapi.yaml already has ${where(path)}`);
+    if (doc.hasIn(path)) throw new Error(`${FROZEN} already has ${where(path)}`);
     doc.setIn(path, doc.createNode(value));
   };
 
@@ -74,7 +77,7 @@ const removeItem =
   (doc) => {
     const list = plain(doc, path);
     const found = Array.isArray(list) ? list.flatMap((x, i) => (isDeepStrictEqual(x, item) ? [i] : [])) : [];
-    if (found.length !== 1) throw new Error(`spec/openapi.yaml: ${where(path)} holds ${JSON.stringify(item)} ${found.length} times, expected once`);
+    if (found.length !== 1) throw new Error(`${FROZEN}: ${where(path)} holds ${JSON.stringify(item)} ${found.length} times, expected once`);
     doc.deleteIn([...path, found[0] as number]);
   };
 
@@ -83,7 +86,7 @@ const append =
   (path: Path, item: unknown): Edit =>
   (doc) => {
     const list = doc.getIn(path);
-    if (!isSeq(list)) throw new Error(`spec/openapi.yaml: ${where(path)} is not a list`);
+    if (!isSeq(list)) throw new Error(`${FROZEN}: ${where(path)} is not a list`);
     list.add(doc.createNode(item));
   };
 
@@ -105,7 +108,7 @@ function removeEmptyPath(doc: Document, path: string): void {
 
 function mutate(edits: readonly Edit[]): string {
   const doc = parseDocument(original);
-  if (doc.errors.length > 0) throw new Error(`spec/openapi.yaml does not parse: ${doc.errors.map((e) => e.message).join('; ')}`);
+  if (doc.errors.length > 0) throw new Error(`${FROZEN} does not parse: ${doc.errors.map((e) => e.message).join('; ')}`);
   for (const edit of edits) edit(doc);
   // These options write the unmodified spec back byte for byte.
   return doc.toString({ flowCollectionPadding: false, lineWidth: 0 });
@@ -604,7 +607,8 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     const result = await results.get('default')!;
     expect(result.breaking).toEqual([]);
     expect(result.code, result.stderr).toBe(0);
-    const major = /^(\d+)\./.exec(String((parse(original) as { info: { version: string } }).info.version))![1];
+    const working = readFileSync(join(root, 'spec', 'openapi.yaml'), 'utf8');
+    const major = /^(\d+)\./.exec(String((parse(working) as { info: { version: string } }).info.version))![1];
     const releases = readdirSync(join(root, 'spec', 'released')).filter((f) => f.startsWith(`${major}.`) && f.endsWith('.json'));
     expect(releases.length).toBeGreaterThan(1);
     for (const release of releases) expect(result.stdout).toContain(`No breaking change in spec/openapi.yaml against spec/released/${release}`);
