@@ -70,7 +70,7 @@ function parseHttpDate(field: string): Date | undefined {
     return utc(year, m[2]!, n(m[1]), n(m[4]), n(m[5]), n(m[6]));
   }
   m = HTTP_DATES.asctime.exec(field);
-  if (m) return utc(n(m[7]), m[1]!, n(m[2]!.trim()), n(m[3]), n(m[4]), n(m[5]));
+  if (m) return utc(n(m[6]), m[1]!, n(m[2]!.trim()), n(m[3]), n(m[4]), n(m[5]));
   return undefined;
 }
 

@@ -30,7 +30,8 @@ type AllKeys<U> = U extends unknown ? keyof U : never;
 /** The properties `K` that some member of `U` lacks or does not require. */
 type OptionalIn<U, K> = U extends unknown ? (K extends keyof U ? (U[K] extends { required: true } ? never : K) : K) : never;
 type ValueIn<U, K> = U extends unknown ? (K extends keyof U ? ValueOf<U[K]> : never) : never;
-type Flatten<T> = { [K in keyof T]: T[K] };
+/** One object type instead of an intersection, so that editors and errors show its members. */
+type Flatten<T> = { [K in keyof T]: T[K] } extends infer O ? { [K in keyof O]: O[K] } : never;
 
 /**
  * The headers of a response of any of the statuses whose facts are the union `U`: a header
