@@ -1,85 +1,57 @@
 /**
- * `npm run docs`: the API reference as one self-contained page, for publishing or opening offline.
+ * `npm run docs`: the API reference for every contract version, self-contained, for publishing or
+ * opening offline.
  *
- *   dist/docs/index.html    Redoc page from generated/openapi.json (redocly build-docs --inlineBundle)
- *   dist/docs/openapi.json  the bundled contract, offered for download next to it
- *   dist/docs/CHANGELOG.md  the contract's changelog (spec/CHANGELOG.md), published with it
- *   dist/docs-server/index.html  the page the server serves at GET /docs: the same, with one more
- *                           server listed first, whose URL src/http/web.ts replaces with its own
- *                           (SERVED_ORIGIN_PLACEHOLDER); not part of the published folder
+ *   dist/docs/index.html            the working contract (generated/openapi.json)
+ *   dist/docs/<x.y.z>/index.html    each release (spec/released/<x.y.z>.json), with its openapi.json
+ *   dist/docs/changes.html          what changed from each release to the next, and from the newest
+ *                                   release to the working contract (scripts/lib/contractChanges.ts)
+ *   dist/docs/openapi.json          the working contract, offered for download
+ *   dist/docs/CHANGELOG.md          the contract's changelog (spec/CHANGELOG.md), published with it
+ *   dist/docs-server/               the same pages as the server serves them under /docs: absolute
+ *                                   /docs links, "Try it" offers the serving server, and the working
+ *                                   page lists one more server first, whose URL src/http/web.ts
+ *                                   replaces with its own (SERVED_ORIGIN_PLACEHOLDER)
  *
- * The page must make no network request when opened. `--inlineBundle` embeds Redoc itself
- * (without it the page loads Redoc from a CDN); Redoc's own telemetry is off because
- * redocly.yaml says `telemetry: off` (build-docs then writes `disableTelemetry: true` into the
- * page). What remains is patched here, and a Content-Security-Policy in the page blocks anything
- * remote that a later Redoc version might add:
+ * Every page has the version bar (scripts/lib/docsMenu.ts); the reference pages have the "Try
+ * it" panel (scripts/lib/docsTryIt*.ts). No page makes a network request when opened: how Redoc is
+ * inlined and sealed is in scripts/lib/docsPage.ts, and this script refuses to write a page that
+ * would still load something from afar.
  *
- *   - the "API docs by Redocly" badge loads its logo from cdn.redoc.ly: replaced by an inline SVG
- *   - CSP: scripts, styles, images, fonts and workers only inline, data: or blob:; no fetch at all
+ * The server's working page is rendered by Redoc itself with the placeholder server: Redoc renders
+ * the page ahead (server-side) and then hydrates it from the definition embedded in the last
+ * <script>, so the server's URL must be in both alike (React keeps the pre-rendered text when they
+ * differ); the placeholder is rendered into the panel's HTML and the definition's JSON, and the
+ * server replaces it as a plain string. The served release pages are their published renders with
+ * the served bar and panel: no second render.
  *
- * Both pages are rendered from a copy of the contract in which every operation's description
- * ends with its operationId: Redoc 3's search indexes an operation's summary, description, method,
- * path and parameters, not its operationId, so without that line "createPet" finds nothing. A
- * deprecated operation's description also starts with a notice derived from its markers
- * (`x-deprecated-at`, `x-sunset`, `x-replacement`): when it goes away, what to call instead, and
- * the brownouts before that, where a reader meets the operation (Redoc shows only a badge).
- *
- * The server serves dist/docs-server/index.html at GET /docs, with its own address in the
- * Servers panel. Redoc renders the page ahead (server-side) and then hydrates it from the
- * definition embedded in the last <script>, so the server's URL must be in both alike (React keeps
- * the pre-rendered text when they differ): the placeholder is rendered by Redoc itself, into the
- * panel's HTML and the definition's JSON, and replaced as a plain string.
+ * Redocly renders the versions side by side, a few at a time (each is a process of its own).
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
-import { redoclyOutput } from './lib/redocly.js';
+import { contractChanges } from './lib/contractChanges.js';
+import { changesPageHtml, operationAnchors, type ChangeStep, type StepEnd } from './lib/docsChanges.js';
+import { docsDocument, type DocsDocument } from './lib/docsContract.js';
+import { barHtml, type DocsPageId, type DocsVariant } from './lib/docsMenu.js';
+import { dressReferencePage, remoteResources, renderRedoc, tryItPanelScript } from './lib/docsPage.js';
+import { basePathOf, SANDBOX_BASE_URL, tryItOperations, type TryItConfig } from './lib/docsTryIt.js';
+import { releasesIn, type Release } from './lib/docsVersions.js';
 
 const HELP = `Usage: npm run docs
 
-Builds the API reference from generated/openapi.json (run \`npm run generate\` first when the
-spec changed) into dist/docs/index.html, a single HTML file that makes no network request when
-opened, and copies the contract to dist/docs/openapi.json and its changelog (spec/CHANGELOG.md)
-to dist/docs/CHANGELOG.md: the folder to publish. Also writes dist/docs-server/index.html, the
-page the server serves at GET /docs, which lists that server first among the servers.
+Builds the API reference (run \`npm run generate\` first when the spec changed) into dist/docs/:
+index.html for the working contract (generated/openapi.json), <x.y.z>/index.html for each release
+in spec/released/, and changes.html, what changed from each release to the next and from the
+newest release to the working contract. Every page has a version menu and makes no network
+request when opened; the reference pages have a "Try it" panel that calls the server serving the
+page or a sandbox on this machine (npm run sandbox). Also copies the contract to
+dist/docs/openapi.json and its changelog (spec/CHANGELOG.md) to dist/docs/CHANGELOG.md: the
+folder to publish. dist/docs-server/ holds the same pages as the server serves them under /docs.
 
   --help   show this text`;
-
-/**
- * What the page may load: only what it carries inline (or derives from it as data:/blob:).
- * 'unsafe-eval' because Redoc's search (flexsearch) builds its web worker's code at run time.
- */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'unsafe-inline' 'unsafe-eval' blob:",
-  'worker-src blob:',
-  "style-src 'unsafe-inline'",
-  'img-src data: blob:',
-  'font-src data:',
-  "connect-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
-
-/** Stands in for the Redocly logo of the attribution badge, which Redoc fetches from cdn.redoc.ly. */
-const REDOCLY_WORDMARK =
-  'data:image/svg+xml,' +
-  encodeURIComponent(
-    '<svg xmlns="http://www.w3.org/2000/svg" width="54" height="14" viewBox="0 0 54 14"><text x="0" y="11" font-family="system-ui,sans-serif" font-size="11" fill="#0044d4">Redocly</text></svg>',
-  );
-const REDOCLY_LOGO_URL = /https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g;
-
-/** Remote references the browser would fetch: when it parses the page, or when Redoc runs. */
-const REMOTE_RESOURCE = [
-  /<(?:script|link|img|iframe|source|embed|object|video|audio|track|input)\b[^>]*?\s(?:src|href|data|poster|srcset)\s*=\s*["']?(?:https?:)?\/\//gi,
-  /url\(\s*["']?(?:https?:)?\/\//gi,
-  /@import\s+(?:url\()?\s*["']?(?:https?:)?\/\//gi,
-  /\bimport\s*(?:\(\s*|[\w*{}\s,$]*\bfrom\s*)["'](?:https?:)?\/\//g,
-  // Fetched by Redoc's code at run time (the badge logo); seal() must have replaced it.
-  /https:\/\/cdn\.redoc\.ly\//g,
-];
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
@@ -95,6 +67,10 @@ const root = projectRoot;
 const rel = (file: string) => relative(root, file);
 const started = performance.now();
 const changelogPath = join(root, 'spec', 'CHANGELOG.md');
+const releasedDir = join(root, 'spec', 'released');
+const publishedDir = dirname(docsPath);
+const servedDir = dirname(servedDocsPath(docsPath));
+const VERSION_FOLDER = /^\d+\.\d+\.\d+$/;
 
 if (!existsSync(bundledSpecPath)) {
   console.error(`${rel(bundledSpecPath)} is missing: run \`npm run generate\` first.`);
@@ -105,78 +81,18 @@ if (!existsSync(changelogPath)) {
   process.exit(1);
 }
 
-type Document = { servers?: { url: string; description?: string }[]; paths?: Record<string, Record<string, unknown>> };
-const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
-
-/** The fields of an operation the docs add to. */
-interface DocsOperation {
-  operationId?: string;
-  description?: string;
-  deprecated?: boolean;
-  'x-deprecated-at'?: unknown;
-  'x-sunset'?: unknown;
-  'x-replacement'?: unknown;
-}
-
-/** `2030-12-05` for a midnight UTC instant (a sunset is a day), the full instant otherwise. */
-function day(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return value;
-  const instant = new Date(at).toISOString().replace('.000Z', 'Z');
-  return instant.endsWith('T00:00:00Z') ? instant.slice(0, 10) : instant;
-}
-
-/** A deprecated operation's notice (a Markdown blockquote), from its markers; the server's 410 policy in words. */
-function deprecationNotice(op: DocsOperation): string {
-  const since = day(op['x-deprecated-at']);
-  const sunset = day(op['x-sunset']);
-  const replacement = typeof op['x-replacement'] === 'string' ? op['x-replacement'].trim() : '';
-  const sentences = [
-    `**Deprecated**${since ? ` since ${since}` : ''}.`,
-    sunset ? `Removed on ${sunset}: from then on it answers \`410 Gone\`.` : '',
-    replacement ? `Use ${replacement} instead.` : '',
-    `${sunset ? 'Before that date, the' : 'The'} service may announce brownouts: windows in which it answers \`410 Gone\` (code \`operation_brownout\`) so that callers notice.`,
-  ];
-  return `> ${sentences.filter(Boolean).join(' ')}`;
-}
-
-/**
- * The contract as the docs render it: a deprecated operation's description starts with its
- * deprecation notice, and every operation's ends with its operationId (for search).
- */
-function docsDocument(): Document {
-  const document = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as Document;
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (!HTTP_METHODS.has(method) || typeof operation !== 'object' || operation === null) continue;
-      const op = operation as DocsOperation;
-      const parts = [op.deprecated === true ? deprecationNotice(op) : '', op.description?.trimEnd() ?? '', op.operationId ? `Operation ID: \`${op.operationId}\`` : ''].filter(Boolean);
-      if (parts.length > 0) op.description = parts.join('\n\n');
+/** Runs `tasks` at most `limit` at a time; the results in the tasks' order. */
+async function inTurns<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array<T>(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const index = next++;
+      results[index] = await tasks[index]!();
     }
-  }
-  return document;
-}
-
-/** Runs redocly build-docs (Redoc inlined, not from a CDN) on `document` and returns the page it wrote. */
-function buildDocs(document: Document): string {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-docs-'));
-  try {
-    const input = join(dir, 'openapi.json');
-    writeFileSync(input, JSON.stringify(document));
-    return redoclyOutput('build-docs', input, 'index.html', ['--inlineBundle']);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** Makes the page self-contained: no logo from the CDN, and a CSP that forbids remote loads. */
-function seal(html: string): string {
-  const head = /<head[^>]*>/i.exec(html);
-  if (!head) throw new Error('the page redocly wrote has no <head>');
-  const at = head.index + head[0].length;
-  const sealed = `${html.slice(0, at)}\n  <meta http-equiv="Content-Security-Policy" content="${CSP}" />${html.slice(at)}`;
-  return sealed.replace(REDOCLY_LOGO_URL, REDOCLY_WORDMARK);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  return results;
 }
 
 /** Writes next to the target and renames, so the server never serves a half-written file. */
@@ -191,41 +107,102 @@ function writeAtomically(file: string, write: (temp: string) => void): void {
   }
 }
 
-const published = docsDocument();
-const served: Document = {
-  ...published,
-  servers: [{ url: `${SERVED_ORIGIN_PLACEHOLDER}/v1`, description: 'This server (the one showing these docs)' }, ...(published.servers ?? [])],
-};
-let html: string;
-let servedHtml: string;
+/** Removes version folders of `dir` that no release has any more (a release file deleted or renamed). */
+function removeStaleVersions(dir: string, releases: readonly Release[]): void {
+  if (!existsSync(dir)) return;
+  const kept = new Set(releases.map((release) => release.version));
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory() && VERSION_FOLDER.test(entry.name) && !kept.has(entry.name)) rmSync(join(dir, entry.name), { recursive: true, force: true });
+  }
+}
+
+interface Contract {
+  page: DocsPageId;
+  label: string;
+  /** The bundled contract's file. */
+  file: string;
+  /** As parsed, for the panel and the anchors. */
+  raw: unknown;
+}
+
+const releases = releasesIn(releasedDir);
+const versions = releases.map((release) => release.version);
+const working: Contract = { page: { kind: 'working' }, label: 'working contract', file: bundledSpecPath, raw: JSON.parse(readFileSync(bundledSpecPath, 'utf8')) };
+const released: Contract[] = releases.map((release) => ({ page: { kind: 'release', version: release.version }, label: release.version, file: release.file, raw: JSON.parse(readFileSync(release.file, 'utf8')) }));
+
+/** Where a page of `variant` goes. */
+function pageFile(page: DocsPageId, variant: DocsVariant): string {
+  const dir = variant === 'published' ? publishedDir : servedDir;
+  if (page.kind === 'working') return join(dir, 'index.html');
+  if (page.kind === 'release') return join(dir, page.version, 'index.html');
+  return join(dir, 'changes.html');
+}
+
+function tryItConfig(contract: Contract, variant: DocsVariant): TryItConfig {
+  return { basePath: basePathOf(contract.raw), sameOrigin: variant === 'served', sandbox: SANDBOX_BASE_URL, operations: tryItOperations(contract.raw) };
+}
+
+/** The steps of the changes page, newest first: newest release → working contract, then each release → the next. */
+async function changeSteps(): Promise<ChangeStep[]> {
+  const chain = [...released].reverse();
+  if (chain.length === 0) return [];
+  chain.push(working);
+  const end = (contract: Contract): StepEnd => ({ page: contract.page, label: contract.label, anchors: operationAnchors(contract.raw) });
+  const pairs = chain.slice(1).map((to, index) => ({ from: chain[index]!, to }));
+  const steps = await Promise.all(pairs.map(async ({ from, to }) => ({ from: end(from), to: end(to), groups: await contractChanges(from.file, to.file) })));
+  return steps.reverse();
+}
+
+const files = new Map<string, string>();
 try {
-  html = seal(buildDocs(published));
-  servedHtml = seal(buildDocs(served));
+  const published = (contract: Contract): DocsDocument => docsDocument(readFileSync(contract.file, 'utf8'));
+  const workingDocument = published(working);
+  const servedWorking: DocsDocument = {
+    ...workingDocument,
+    servers: [{ url: `${SERVED_ORIGIN_PLACEHOLDER}/v1`, description: 'This server (the one showing these docs)' }, ...(workingDocument.servers ?? [])],
+  };
+  const renders = [() => renderRedoc(workingDocument), () => renderRedoc(servedWorking), ...released.map((contract) => () => renderRedoc(published(contract)))];
+  const [rendered, steps, script] = await Promise.all([inTurns(renders, Math.max(2, availableParallelism())), changeSteps(), tryItPanelScript()]);
+  const [workingHtml, servedWorkingHtml, ...releaseHtml] = rendered as [string, string, ...string[]];
+
+  for (const variant of ['published', 'served'] as const) {
+    const reference = (contract: Contract, html: string) => files.set(pageFile(contract.page, variant), dressReferencePage(html, barHtml(contract.page, versions, variant, true), tryItConfig(contract, variant), script));
+    reference(working, variant === 'published' ? workingHtml : servedWorkingHtml);
+    released.forEach((contract, index) => reference(contract, releaseHtml[index]!));
+    files.set(pageFile({ kind: 'changes' }, variant), changesPageHtml(barHtml({ kind: 'changes' }, versions, variant, false), steps, variant, variant === 'published' ? 'CHANGELOG.md' : undefined));
+  }
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
 }
-const remote = [html, servedHtml].flatMap((page) => REMOTE_RESOURCE.flatMap((pattern) => page.match(pattern) ?? []));
+
+const remote = [...files].flatMap(([file, html]) => remoteResources(html).map((found) => `${rel(file)}: ${found}`));
 if (remote.length > 0) {
-  console.error(`The page would still load remote resources:\n  ${remote.join('\n  ')}`);
+  console.error(`A page would still load remote resources:\n  ${remote.join('\n  ')}`);
   process.exit(1);
 }
-if (!servedHtml.includes(SERVED_ORIGIN_PLACEHOLDER) || html.includes(SERVED_ORIGIN_PLACEHOLDER)) {
-  console.error(`The server's page must list ${SERVED_ORIGIN_PLACEHOLDER} and the published one must not.`);
+const servedPath = servedDocsPath(docsPath);
+const placeholderAt = [...files].filter(([, html]) => html.includes(SERVED_ORIGIN_PLACEHOLDER)).map(([file]) => file);
+if (placeholderAt.length !== 1 || placeholderAt[0] !== servedPath) {
+  console.error(`Only the server's working page (${rel(servedPath)}) may list ${SERVED_ORIGIN_PLACEHOLDER}; it is in: ${placeholderAt.map(rel).join(', ') || 'none'}.`);
   process.exit(1);
 }
 
-const specCopy = join(dirname(docsPath), 'openapi.json');
-const changelogCopy = join(dirname(docsPath), 'CHANGELOG.md');
-const servedPath = servedDocsPath(docsPath);
-writeAtomically(docsPath, (temp) => writeFileSync(temp, html));
-writeAtomically(servedPath, (temp) => writeFileSync(temp, servedHtml));
+removeStaleVersions(publishedDir, releases);
+removeStaleVersions(servedDir, releases);
+for (const [file, html] of files) writeAtomically(file, (temp) => writeFileSync(temp, html));
+const specCopy = join(publishedDir, 'openapi.json');
+const changelogCopy = join(publishedDir, 'CHANGELOG.md');
 writeAtomically(specCopy, (temp) => copyFileSync(bundledSpecPath, temp));
 writeAtomically(changelogCopy, (temp) => copyFileSync(changelogPath, temp));
+for (const release of releases) writeAtomically(join(publishedDir, release.version, 'openapi.json'), (temp) => copyFileSync(release.file, temp));
 
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
-console.log(`Docs: ${rel(docsPath)} (${Math.ceil(Buffer.byteLength(html) / 1024)} KiB, self-contained)`);
+const size = Math.ceil(Buffer.byteLength(files.get(docsPath) ?? '') / 1024);
+console.log(`Docs: ${rel(docsPath)} (${size} KiB, self-contained), the working contract`);
+for (const release of releases) console.log(`      ${rel(pageFile({ kind: 'release', version: release.version }, 'published'))}, release ${release.version}`);
+console.log(`      ${rel(pageFile({ kind: 'changes' }, 'published'))}, what changed from each release to the next`);
 console.log(`Spec: ${rel(specCopy)}`);
 console.log(`Changelog: ${rel(changelogCopy)}`);
-console.log(`Served at GET /docs: ${rel(servedPath)} (this server listed first)`);
-console.log(`Built in ${seconds} s. Open ${pathToFileURL(docsPath).href}, or GET /docs on a running server.`);
+console.log(`Served under GET /docs: ${rel(servedDir)}/ (this server listed first, links under /docs)`);
+console.log(`Built ${files.size} pages in ${seconds} s. Open ${pathToFileURL(docsPath).href}, or GET /docs on a running server.`);

@@ -1,8 +1,21 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
+
+type RedoclyCommand = 'bundle' | 'build-docs';
+
+const redocly = join(projectRoot, 'node_modules', '.bin', 'redocly');
+const redoclyEnv = (): NodeJS.ProcessEnv => ({ ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' });
+const redoclyArgs = (command: RedoclyCommand, input: string, extraArgs: readonly string[], out: string) => [command, input, ...extraArgs, '--output', out];
+
+function redoclyFailure(command: RedoclyCommand, input: string, error: unknown): Error {
+  const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+  return new Error(`redocly ${command} ${input} failed:\n${stdout ?? ''}${stderr ?? String(error)}`);
+}
 
 /**
  * Runs one Redocly CLI command that writes a file, and returns that file's text. The scripts
@@ -10,24 +23,34 @@ import { projectRoot } from '../../src/paths.js';
  * from the project root (redocly.yaml applies), without telemetry or the update check (which
  * would ask the npm registry), with its own output shown only when it fails.
  */
-export function redoclyOutput(command: 'bundle' | 'build-docs', input: string, outputName: string, extraArgs: readonly string[] = []): string {
+export function redoclyOutput(command: RedoclyCommand, input: string, outputName: string, extraArgs: readonly string[] = []): string {
   const dir = mkdtempSync(join(tmpdir(), `animal-store-redocly-`));
   try {
     const out = join(dir, outputName);
     try {
-      execFileSync(join(projectRoot, 'node_modules', '.bin', 'redocly'), [command, input, ...extraArgs, '--output', out], {
-        cwd: projectRoot,
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        encoding: 'utf8',
-      });
+      execFileSync(redocly, redoclyArgs(command, input, extraArgs, out), { cwd: projectRoot, env: redoclyEnv(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
     } catch (error) {
-      const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-      throw new Error(`redocly ${command} ${input} failed:\n${stdout ?? ''}${stderr ?? String(error)}`);
+      throw redoclyFailure(command, input, error);
     }
     return readFileSync(out, 'utf8');
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The same as redoclyOutput, without blocking: for runs side by side (the docs render every contract version). */
+export async function redoclyOutputAsync(command: RedoclyCommand, input: string, outputName: string, extraArgs: readonly string[] = []): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), `animal-store-redocly-`));
+  try {
+    const out = join(dir, outputName);
+    try {
+      await promisify(execFile)(redocly, redoclyArgs(command, input, extraArgs, out), { cwd: projectRoot, env: redoclyEnv(), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    } catch (error) {
+      throw redoclyFailure(command, input, error);
+    }
+    return await readFile(out, 'utf8');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

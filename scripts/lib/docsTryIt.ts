@@ -1,0 +1,163 @@
+/**
+ * What the docs' "Try it" panel knows about a contract: for each operation its method, path,
+ * parameters (with an example to start from), whether it needs the API key, and its request
+ * body's first example. Derived from the bundled contract when the docs are built, so a new
+ * operation gets its form without code; the panel itself (./docsTryItPanel.ts) only reads this.
+ */
+
+/** One parameter as the panel's form shows it. */
+export interface TryItParameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  /** What the field starts with or suggests: the parameter's example, else its schema's default. */
+  example?: string;
+  /** Allowed values, when the schema is an enum (the field becomes a choice). */
+  values?: string[];
+  /** An array query parameter sent as one `name=value` per item (form, explode). */
+  repeated?: boolean;
+  description?: string;
+}
+
+export interface TryItOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  summary: string;
+  deprecated: boolean;
+  /** Whether the call carries the API key (false for `security: []`). */
+  secured: boolean;
+  parameters: TryItParameter[];
+  /** The request body's first JSON example, pretty-printed; undefined when the operation takes no body. */
+  body?: string;
+  /** Cookie parameters cannot be set from a page's fetch: named so the panel can say so. */
+  cookies: string[];
+}
+
+export interface TryItConfig {
+  /** The API's base path on a server that serves both docs and API (`/v1`), from the contract's first server. */
+  basePath: string;
+  /** Whether the page is served by the API's own server, which the panel then offers first. */
+  sameOrigin: boolean;
+  /** Where `npm run sandbox` listens by default. */
+  sandbox: string;
+  operations: TryItOperation[];
+}
+
+export const SANDBOX_BASE_URL = 'http://localhost:4011/v1';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Follows a local `$ref` (`#/components/...`), as many times as it takes; anything else is returned as it is. */
+function resolve(document: JsonObject, value: Json | undefined): Json | undefined {
+  const seen = new Set<string>();
+  let current = value;
+  while (isObject(current) && typeof current.$ref === 'string' && current.$ref.startsWith('#/')) {
+    if (seen.has(current.$ref)) return undefined;
+    seen.add(current.$ref);
+    let target: Json | undefined = document;
+    for (const segment of current.$ref.slice(2).split('/')) {
+      const key = segment.replaceAll('~1', '/').replaceAll('~0', '~');
+      target = isObject(target) ? target[key] : undefined;
+    }
+    current = target;
+  }
+  return current;
+}
+
+/** A value as the form's text field holds it. */
+function asText(value: Json | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function firstExample(media: JsonObject, document: JsonObject): Json | undefined {
+  if ('example' in media) return media.example;
+  const examples = resolve(document, media.examples);
+  if (!isObject(examples)) return undefined;
+  for (const example of Object.values(examples)) {
+    const resolved = resolve(document, example);
+    if (isObject(resolved) && 'value' in resolved) return resolved.value;
+  }
+  return undefined;
+}
+
+function parameterOf(raw: Json, document: JsonObject): (TryItParameter & { cookie?: true }) | undefined {
+  const parameter = resolve(document, raw);
+  if (!isObject(parameter) || typeof parameter.name !== 'string' || typeof parameter.in !== 'string') return undefined;
+  if (parameter.in === 'cookie') return { name: parameter.name, in: 'header', required: false, cookie: true };
+  if (parameter.in !== 'path' && parameter.in !== 'query' && parameter.in !== 'header') return undefined;
+  const schema = resolve(document, parameter.schema);
+  const item = isObject(schema) && schema.type === 'array' ? resolve(document, schema.items) : schema;
+  const values = isObject(item) && Array.isArray(item.enum) ? item.enum.map((value) => asText(value) ?? '') : undefined;
+  const example = asText(parameter.example) ?? (isObject(schema) ? asText(schema.default) : undefined);
+  return {
+    name: parameter.name,
+    in: parameter.in,
+    required: parameter.required === true,
+    ...(example !== undefined ? { example } : {}),
+    ...(values ? { values } : {}),
+    ...(isObject(schema) && schema.type === 'array' && parameter.explode !== false ? { repeated: true } : {}),
+    // The first paragraph: a hint under the field, not the whole text (Redoc shows that).
+    ...(typeof parameter.description === 'string' ? { description: (parameter.description.trim().split(/\n\s*\n/)[0] ?? '').replace(/\s+/g, ' ') } : {}),
+  };
+}
+
+/** The panel's view of every operation of `document` (a bundled OpenAPI 3 document), in the contract's order. */
+export function tryItOperations(document: unknown): TryItOperation[] {
+  if (!isObject(document) || !isObject(document.paths)) return [];
+  const topSecurity = Array.isArray(document.security) ? document.security : [];
+  const operations: TryItOperation[] = [];
+  for (const [path, rawItem] of Object.entries(document.paths)) {
+    const item = resolve(document, rawItem);
+    if (!isObject(item)) continue;
+    const shared = Array.isArray(item.parameters) ? item.parameters : [];
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (!isObject(operation) || typeof operation.operationId !== 'string') continue;
+      // An operation's own parameter replaces a path-level one of the same name and place.
+      const byKey = new Map<string, TryItParameter & { cookie?: true }>();
+      for (const raw of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])]) {
+        const parameter = parameterOf(raw, document);
+        if (parameter) byKey.set(`${parameter.cookie ? 'cookie' : parameter.in}:${parameter.name}`, parameter);
+      }
+      const all = [...byKey.values()];
+      const security = Array.isArray(operation.security) ? operation.security : topSecurity;
+      const requestBody = resolve(document, operation.requestBody);
+      const media = isObject(requestBody) && isObject(requestBody.content) ? resolve(document, requestBody.content['application/json']) : undefined;
+      const example = isObject(media) ? firstExample(media, document) : undefined;
+      operations.push({
+        operationId: operation.operationId,
+        method: method.toUpperCase(),
+        path,
+        summary: typeof operation.summary === 'string' ? operation.summary : operation.operationId,
+        deprecated: operation.deprecated === true,
+        // `[{}]` lets a caller go without a key: only a requirement that names a scheme needs one.
+        secured: security.some((requirement) => isObject(requirement) && Object.keys(requirement).length > 0),
+        parameters: all.filter((parameter) => !parameter.cookie),
+        ...(isObject(media) ? { body: example === undefined ? '' : JSON.stringify(example, null, 2) } : {}),
+        cookies: all.filter((parameter) => parameter.cookie).map((parameter) => parameter.name),
+      });
+    }
+  }
+  return operations;
+}
+
+/** The API's base path from the contract's first server URL (`https://api.example/v1` → `/v1`). */
+export function basePathOf(document: unknown): string {
+  const servers = isObject(document) && Array.isArray(document.servers) ? document.servers : [];
+  const first = servers[0];
+  const url = isObject(first) && typeof first.url === 'string' ? first.url : '';
+  try {
+    return new URL(url, 'http://base.invalid').pathname.replace(/\/$/, '');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The docs' "Try it" panel, as it runs in the reader's browser (scripts/lib/docsPage.ts bundles
+ * this file with esbuild into each Redoc page). It reads the operations from the page's
+ * `#try-it-config` block (./docsTryIt.ts derives them from the contract), shows a form for the
+ * chosen operation, sends the call with fetch and shows the answer: status, the headers the
+ * server lets a page read, and the body.
+ *
+ * Where a call may go: the server that serves the page (same origin; only on a page the API's
+ * own server serves) or a sandbox on this machine (`npm run sandbox`, CORS open). The page's
+ * Content-Security-Policy allows nothing else (connect-src), so a typo cannot send a key afar.
+ *
+ * The key lives in the field and in sessionStorage (this tab only, gone when it closes), one per
+ * server, so the sandbox's key is never sent to the real server or the other way round. It never
+ * goes into the address, the page's text or the console.
+ */
+import type { TryItConfig, TryItOperation, TryItParameter } from './docsTryIt.js';
+
+type ServerChoice = 'this' | 'sandbox';
+
+const STORAGE_PREFIX = 'animal-store-docs.';
+/** The sandbox's one documented key (`npm run sandbox` prints it): a starting value, not a secret. */
+const SANDBOX_KEY = 'sandbox';
+const LOOPBACK = new Set(['localhost', '127.0.0.1']);
+
+function stored(name: string): string | undefined {
+  try {
+    return sessionStorage.getItem(STORAGE_PREFIX + name) ?? undefined;
+  } catch {
+    return undefined; // storage off (a file: page in some browsers): the field alone keeps it
+  }
+}
+
+function store(name: string, value: string): void {
+  try {
+    sessionStorage.setItem(STORAGE_PREFIX + name, value);
+  } catch {
+    // as above
+  }
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
+
+/** A Headers' fields, names in lower case, in order. */
+function entries(headers: Headers): [string, string][] {
+  const all: [string, string][] = [];
+  headers.forEach((value, name) => all.push([name, value]));
+  return all;
+}
+
+function readConfig(): TryItConfig | undefined {
+  const block = document.getElementById('try-it-config');
+  if (!block?.textContent) return undefined;
+  return JSON.parse(block.textContent) as TryItConfig;
+}
+
+/** The operation a Redoc address points at (`#tag/Pets/operation/getPet`, or Redoc 3's `#/pets/getpet`). */
+function operationInHash(hash: string, operations: TryItOperation[]): TryItOperation | undefined {
+  const lower = hash.toLowerCase();
+  return operations.find((operation) => lower.endsWith(`/${operation.operationId.toLowerCase()}`));
+}
+
+/** What a sandbox URL must be: http on this machine, as the page's CSP allows. */
+function sandboxBase(value: string): string | Error {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return new Error(`"${value}" is not a URL; the sandbox is at http://localhost:4011/v1 by default.`);
+  }
+  if (url.protocol !== 'http:' || !LOOPBACK.has(url.hostname)) return new Error('The sandbox runs on this machine: http://localhost:<port>/v1 or http://127.0.0.1:<port>/v1.');
+  return url.href.replace(/\/$/, '');
+}
+
+function parameterField(parameter: TryItParameter): { row: HTMLElement; input: HTMLInputElement | HTMLSelectElement } {
+  const id = `try-it-${parameter.in}-${parameter.name}`;
+  let input: HTMLInputElement | HTMLSelectElement;
+  if (parameter.values) {
+    input = element('select', { id, name: parameter.name }, element('option', { value: '' }, '(not sent)'));
+    for (const value of parameter.values) input.append(element('option', { value }, value));
+    // A required choice starts on the example; an optional one is not sent until picked.
+    if (parameter.required && parameter.example !== undefined) input.value = parameter.example;
+  } else {
+    input = element('input', { id, name: parameter.name, type: 'text', autocomplete: 'off', spellcheck: 'false' });
+    if (parameter.example !== undefined) {
+      if (parameter.required) input.value = parameter.example;
+      else input.placeholder = parameter.example;
+    }
+  }
+  const label = element('label', { for: id }, element('code', {}, parameter.name), ` ${parameter.in}${parameter.required ? ', required' : ''}`);
+  const row = element('div', { class: 'try-it-field' }, label, input);
+  if (parameter.description) row.append(element('small', {}, parameter.description));
+  return { row, input };
+}
+
+function mount(config: TryItConfig): void {
+  const toggle = document.getElementById('try-it-toggle');
+  const panel = document.getElementById('try-it');
+  if (!toggle || !panel || config.operations.length === 0) return;
+
+  const operationSelect = element('select', { id: 'try-it-operation' });
+  for (const operation of config.operations) {
+    operationSelect.append(element('option', { value: operation.operationId }, `${operation.method} ${operation.path}: ${operation.summary}${operation.deprecated ? ' (deprecated)' : ''}`));
+  }
+
+  // Server choice: this server only where it serves the API too.
+  const servers = element('fieldset', { class: 'try-it-servers' }, element('legend', {}, 'Send to'));
+  const radios = new Map<ServerChoice, HTMLInputElement>();
+  const sandboxUrl = element('input', { id: 'try-it-sandbox-url', type: 'url', autocomplete: 'off', spellcheck: 'false' });
+  sandboxUrl.value = stored('sandbox-url') ?? config.sandbox;
+  const addChoice = (choice: ServerChoice, ...label: (Node | string)[]) => {
+    const radio = element('input', { type: 'radio', name: 'try-it-server', value: choice, id: `try-it-server-${choice}` });
+    radios.set(choice, radio);
+    servers.append(element('div', {}, radio, element('label', { for: radio.id }, ...label)));
+  };
+  if (config.sameOrigin) addChoice('this', 'This server ', element('code', {}, `${location.origin}${config.basePath}`));
+  addChoice('sandbox', 'The sandbox (', element('code', {}, 'npm run sandbox'), ')');
+  servers.append(sandboxUrl);
+  const initial = (stored('server') as ServerChoice | undefined) ?? (config.sameOrigin ? 'this' : 'sandbox');
+  (radios.get(initial) ?? radios.get('sandbox'))!.checked = true;
+  const choice = (): ServerChoice => ([...radios].find(([, radio]) => radio.checked)?.[0] ?? 'sandbox');
+
+  const key = element('input', { id: 'try-it-key', type: 'password', autocomplete: 'off', spellcheck: 'false' });
+  const keyHint = element('small', {});
+  const loadKey = () => {
+    const server = choice();
+    key.value = stored(`key.${server}`) ?? (server === 'sandbox' ? SANDBOX_KEY : '');
+    keyHint.textContent = server === 'sandbox' ? `The sandbox's key is "${SANDBOX_KEY}".` : 'An API key of this server (npm run keys -- create <name>).';
+    sandboxUrl.disabled = server !== 'sandbox';
+  };
+  key.addEventListener('input', () => store(`key.${choice()}`, key.value));
+  sandboxUrl.addEventListener('input', () => store('sandbox-url', sandboxUrl.value));
+  for (const radio of radios.values()) {
+    radio.addEventListener('change', () => {
+      store('server', choice());
+      loadKey();
+    });
+  }
+  loadKey();
+
+  const fields = element('div', { id: 'try-it-fields' });
+  const send = element('button', { id: 'try-it-send', type: 'button' }, 'Send');
+  const requestLine = element('pre', { id: 'try-it-request', 'data-testid': 'try-it-request' });
+  const status = element('p', { id: 'try-it-status', 'data-testid': 'try-it-status', role: 'status' });
+  const headers = element('pre', { id: 'try-it-headers', 'data-testid': 'try-it-headers' });
+  const body = element('pre', { id: 'try-it-body', 'data-testid': 'try-it-body' });
+  const answer = element('section', { class: 'try-it-answer', 'aria-label': 'Answer' }, element('h3', {}, 'Request'), requestLine, element('h3', {}, 'Answer'), status, element('h4', {}, 'Headers'), headers, element('h4', {}, 'Body'), body);
+  answer.hidden = true;
+
+  let inputs: { parameter: TryItParameter; input: HTMLInputElement | HTMLSelectElement }[] = [];
+  let bodyInput: HTMLTextAreaElement | undefined;
+  const operation = (): TryItOperation => config.operations.find((candidate) => candidate.operationId === operationSelect.value) ?? config.operations[0]!;
+  const showOperation = () => {
+    const current = operation();
+    fields.replaceChildren();
+    inputs = current.parameters.map((parameter) => {
+      const { row, input } = parameterField(parameter);
+      fields.append(row);
+      return { parameter, input };
+    });
+    bodyInput = undefined;
+    if (current.body !== undefined) {
+      bodyInput = element('textarea', { id: 'try-it-request-body', rows: String(Math.min(12, current.body.split('\n').length + 1)), spellcheck: 'false' });
+      bodyInput.value = current.body;
+      fields.append(element('div', { class: 'try-it-field' }, element('label', { for: bodyInput.id }, 'Body (application/json)'), bodyInput));
+    }
+    if (current.cookies.length > 0) fields.append(element('small', {}, `Cookie parameters (${current.cookies.join(', ')}) cannot be set from a page; they are not sent.`));
+    key.disabled = !current.secured;
+  };
+  operationSelect.addEventListener('change', showOperation);
+
+  const followHash = () => {
+    const target = operationInHash(location.hash, config.operations);
+    if (target && target.operationId !== operationSelect.value) {
+      operationSelect.value = target.operationId;
+      showOperation();
+    }
+  };
+  window.addEventListener('hashchange', followHash);
+
+  send.addEventListener('click', () => {
+    void call();
+  });
+
+  async function call(): Promise<void> {
+    const current = operation();
+    answer.hidden = false;
+    headers.textContent = '';
+    body.textContent = '';
+    const fail = (message: string) => {
+      status.textContent = message;
+      status.dataset.outcome = 'error';
+    };
+    const base = choice() === 'this' ? `${location.origin}${config.basePath}` : sandboxBase(sandboxUrl.value);
+    if (base instanceof Error) return fail(base.message);
+    let path = current.path;
+    const query = new URLSearchParams();
+    const sent = new Headers();
+    for (const { parameter, input } of inputs) {
+      const value = input.value.trim();
+      if (value === '') {
+        if (parameter.required) return fail(`${parameter.name} (${parameter.in}) is required.`);
+        continue;
+      }
+      if (parameter.in === 'path') path = path.replace(`{${parameter.name}}`, encodeURIComponent(value));
+      else if (parameter.in === 'query' && parameter.repeated) for (const item of value.split(',')) query.append(parameter.name, item.trim());
+      else if (parameter.in === 'query') query.append(parameter.name, value);
+      else sent.set(parameter.name, value);
+    }
+    if (current.secured && key.value.trim() !== '') sent.set('Authorization', `Bearer ${key.value.trim()}`);
+    let payload: string | undefined;
+    if (bodyInput && bodyInput.value.trim() !== '') {
+      payload = bodyInput.value;
+      sent.set('Content-Type', 'application/json');
+    }
+    const search = query.toString();
+    const url = `${base}${path}${search === '' ? '' : `?${search}`}`;
+    // The key is shown as dots: the request as the reader can share it.
+    const shownHeaders = entries(sent).map(([name, value]) => `${name}: ${name === 'authorization' ? 'Bearer ••••••' : value}`);
+    requestLine.textContent = [`${current.method} ${url}`, ...shownHeaders, ...(payload !== undefined ? ['', payload] : [])].join('\n');
+    status.textContent = 'Sending…';
+    delete status.dataset.outcome;
+    send.disabled = true;
+    try {
+      // no-store: the browser would otherwise answer a repeated read itself, from its cache.
+      const response = await fetch(url, { method: current.method, headers: sent, body: payload, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer' });
+      status.textContent = `${response.status} ${response.statusText}`.trim();
+      status.dataset.outcome = response.ok ? 'ok' : 'refused';
+      headers.textContent = entries(response.headers).map(([name, value]) => `${name}: ${value}`).join('\n');
+      const text = await response.text();
+      try {
+        body.textContent = /json/i.test(response.headers.get('content-type') ?? '') ? JSON.stringify(JSON.parse(text), null, 2) : text;
+      } catch {
+        body.textContent = text;
+      }
+      if (text === '') body.textContent = '(no body)';
+    } catch (error) {
+      fail(
+        `No answer: ${error instanceof Error ? error.message : String(error)}. Is the server running and reachable from this page` +
+          (choice() === 'sandbox' ? ' (npm run sandbox)?' : '?') +
+          ' A page may call only this server and the sandbox on this machine.',
+      );
+    } finally {
+      send.disabled = false;
+    }
+  }
+
+  const keyField = element('div', { class: 'try-it-field' }, element('label', { for: key.id }, 'API key (bearer)'), key, keyHint);
+  const operationField = element('div', { class: 'try-it-field' }, element('label', { for: operationSelect.id }, 'Operation'), operationSelect);
+  panel.append(element('h2', {}, 'Try it'), operationField, servers, keyField, fields, send, answer);
+
+  toggle.addEventListener('click', () => {
+    panel.hidden = !panel.hidden;
+    toggle.setAttribute('aria-expanded', String(!panel.hidden));
+    if (!panel.hidden) followHash();
+  });
+  showOperation();
+  followHash();
+}
+
+const config = readConfig();
+if (config) mount(config);
