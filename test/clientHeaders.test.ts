@@ -6,13 +6,18 @@
  *   the spec declares them, rateLimit and rateLimitPolicy with rate limits on, retryAfter on a 429);
  * - the parsers alone: the shapes the spec's patterns allow, the robustness the RFCs ask of a
  *   recipient, and never a throw, whatever the text;
- * - the generator: a header added to the spec gets a property and a kind with no code in the client;
+ * - the generator: a header added to the spec gets a property and a kind, and on a copy of the
+ *   project, `npm run generate -- --check` fails until it is regenerated, then the client types and
+ *   reads it with no code of its own;
  * - the compiler (the harness of test/typecheck.test.ts): a misspelled header is an error, and
  *   `sunset` is a Date on getPet only.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headerParsers, type HeaderFact } from '../client/headerValues.js';
@@ -22,6 +27,7 @@ import { HEADER_KINDS, responseHeadersOf } from '../scripts/lib/responseHeaders.
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { addPets, startTestServer, type TestServer } from './support/server.js';
 
+const root = fileURLToPath(new URL('..', import.meta.url));
 const fact = (kind: HeaderFact['kind'], more: Partial<HeaderFact> = {}): HeaderFact => ({ header: 'X', kind, required: false, ...more });
 const parse = (kind: HeaderFact['kind'], field: string, more: Partial<HeaderFact> = {}, url = '') =>
   (headerParsers[kind] as (field: string, fact: HeaderFact, context: { url: string }) => unknown)(field, fact(kind, more), { url });
@@ -247,9 +253,73 @@ describe('the generator derives every declared header, a new one included', () =
   });
 });
 
+/** The diagnostics of `files`, compiled with the options of the tsconfig.json in `projectRoot`. */
+function compile(projectRoot: string, files: readonly string[]): ts.Diagnostic[] {
+  const configPath = join(projectRoot, 'tsconfig.json');
+  const read = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
+  const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, projectRoot, undefined, configPath);
+  return [...ts.getPreEmitDiagnostics(ts.createProgram({ rootNames: files, options: parsed.options }))];
+}
+const text = (d: ts.Diagnostic) => `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+
+describe('a header added to the spec, on a copy of the project', () => {
+  let copy = '';
+  const run = promisify(execFile);
+  const tsx = (...args: string[]) => run(join(root, 'node_modules', '.bin', 'tsx'), args, { cwd: copy });
+  beforeAll(() => {
+    copy = mkdtempSync(join(tmpdir(), 'animal-store-headers-'));
+    for (const entry of ['package.json', 'tsconfig.json', 'redocly.yaml', 'spec', 'generated', 'handlers', 'src', 'scripts', 'client']) {
+      cpSync(join(root, entry), join(copy, entry), { recursive: true });
+    }
+    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+  });
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+  it('makes --check fail on generated/operations.ts, and once regenerated the client types and parses it', async () => {
+    const specPath = join(copy, 'spec/openapi.yaml');
+    const anchor = "        '200':\n          description: A page of animals. It may be empty.\n          headers:\n";
+    const spec = readFileSync(specPath, 'utf8');
+    expect(spec).toContain(anchor);
+    const added = [
+      '            X-Request-ID:',
+      '              description: The id the service logged this request under.',
+      '              schema: { type: string }',
+      '            X-Total-Count:',
+      '              description: How many animals match, over every page.',
+      '              required: true',
+      '              schema: { type: integer, minimum: 0 }',
+      '',
+    ].join('\n');
+    writeFileSync(specPath, spec.replace(anchor, anchor + added));
+    await expect(tsx('scripts/generate.ts', '--check')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('generated/operations.ts') });
+    await tsx('scripts/generate.ts');
+    await tsx('scripts/generate.ts', '--check');
+
+    const use = join(copy, 'use.ts');
+    writeFileSync(
+      use,
+      `import { createAnimalStoreClient } from './client/index.js';
+const api = createAnimalStoreClient({
+  baseUrl: 'http://api.test/v1',
+  apiKey: 'ask_x',
+  fetch: async () => new Response('[]', { headers: { 'Content-Type': 'application/json', ETag: '"t"', 'X-Request-ID': 'req-7', 'X-Total-Count': '12' } }),
+});
+const listed = await api.listPets();
+if (listed.data) {
+  const total: number = listed.headers.xTotalCount;
+  const requestId: string | undefined = listed.headers.xRequestId;
+  console.log(JSON.stringify({ total, requestId }));
+}
+`,
+    );
+    expect(compile(copy, [use]).map(text)).toEqual([]);
+    const { stdout } = await tsx('use.ts');
+    expect(JSON.parse(stdout)).toEqual({ total: 12, requestId: 'req-7' });
+  }, 180_000);
+});
+
 // --- The compiler: the same harness as test/typecheck.test.ts (temporary modules inside the project, its tsconfig).
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const tmpDir = join(root, 'test', `.vitest-headers-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
 const CLIENT = `import { createAnimalStoreClient, type ResponseHeaders, type RateLimit } from '../../client/index.js';
 const api = createAnimalStoreClient({ baseUrl: 'http://localhost:8080/v1', apiKey: 'ask_x' });
@@ -315,14 +385,10 @@ describe('the compiler checks the headers', () => {
   beforeAll(() => {
     mkdirSync(tmpDir, { recursive: true });
     for (const [name, text] of Object.entries(CASES)) writeFileSync(fileOf(name as CaseName), text);
-    const configPath = join(root, 'tsconfig.json');
-    const read = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
-    const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, root, undefined, configPath);
-    const program = ts.createProgram({ rootNames: Object.keys(CASES).map((n) => fileOf(n as CaseName)), options: parsed.options });
     const byFile = new Map<string, CaseName>(Object.keys(CASES).map((n) => [ts.sys.resolvePath(fileOf(n as CaseName)), n as CaseName]));
-    for (const d of ts.getPreEmitDiagnostics(program)) {
+    for (const d of compile(root, Object.keys(CASES).map((n) => fileOf(n as CaseName)))) {
       const owner = (d.file && byFile.get(ts.sys.resolvePath(d.file.fileName))) || 'elsewhere';
-      diagnostics.set(owner, [...(diagnostics.get(owner) ?? []), `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`]);
+      diagnostics.set(owner, [...(diagnostics.get(owner) ?? []), text(d)]);
     }
   }, 120_000);
   afterAll(() => rmSync(tmpDir, { recursive: true, force: true }));

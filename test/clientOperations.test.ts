@@ -1,7 +1,9 @@
 /**
  * The typed client's per-operation methods at run time: one per entry of generated/operations.ts,
  * each sending exactly the request its path method sends (method, URL, headers, body) and giving
- * back the same result. Their types and the editor's deprecation mark: test/typecheck.test.ts.
+ * back the same result, plus the response headers its operation declares, parsed (`headers`).
+ * Their types and the editor's deprecation mark: test/typecheck.test.ts; the headers in full:
+ * test/clientHeaders.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../client/index.js';
@@ -24,7 +26,7 @@ function recordingClient(): { api: AnimalStoreClient; sent: Sent[] } {
       const headers: Record<string, string> = {};
       request.headers.forEach((value, name) => (headers[name] = value));
       sent.push({ method: request.method, url: request.url, headers, body: await request.text() });
-      return new Response(JSON.stringify({ id: 1, name: 'Biscuit', categoryId: 2, status: 'available' }), { headers: { 'Content-Type': 'application/json' } });
+      return new Response(JSON.stringify({ id: 1, name: 'Biscuit', categoryId: 2, status: 'available' }), { headers: { 'Content-Type': 'application/json', ETag: '"e1"' } });
     },
   });
   return { api, sent };
@@ -40,7 +42,7 @@ describe('the per-operation methods of the typed client', () => {
 
   it('each sends the request its path method sends, and answers alike', async () => {
     const { api, sent } = recordingClient();
-    type Call = () => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+    type Call = () => Promise<{ data?: unknown; error?: unknown; response: Response; headers?: unknown }>;
     const pairs: [string, Call, Call][] = [
       ['listPets', () => api.listPets({ params: { query: { limit: 5, status: 'sold' } } }), () => api.GET('/pets', { params: { query: { limit: 5, status: 'sold' } } })],
       ['listPets without init', () => api.listPets(), () => api.GET('/pets')],
@@ -55,6 +57,11 @@ describe('the per-operation methods of the typed client', () => {
       expect(a?.url, name).toMatch(/^http:\/\/api\.test\/v1\/pets/);
       expect({ data: fromId.data, error: fromId.error, status: fromId.response.status }, name).toEqual({ data: fromPath.data, error: fromPath.error, status: fromPath.response.status });
       expect(fromId.data, name).toMatchObject({ name: 'Biscuit' });
+      // Only the per-operation method adds the headers, those of the status received: a 200 has an
+      // ETag on listPets and getPet; on createPet it is no declared status, so its `default`'s.
+      expect(fromPath.headers, name).toBeUndefined();
+      if (name === 'createPet') expect(fromId.headers, name).toEqual({ rateLimit: undefined, rateLimitPolicy: undefined });
+      else expect(fromId.headers, name).toMatchObject({ etag: '"e1"' });
     }
   });
 });
