@@ -77,7 +77,9 @@ function parseArgs(argv: string[]): { version: string; date: string } {
     const arg = argv[i]!;
     if (arg === '--date') {
       const value = argv[i + 1];
-      if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value) || new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value) {
+      const time = value === undefined ? Number.NaN : Date.parse(`${value}T00:00:00Z`);
+      // The round trip refuses a day that does not exist (2026-02-30), whichever way Date.parse reads it.
+      if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== value) {
         usage(`--date needs a calendar date as YYYY-MM-DD, not ${value ?? 'nothing'}`);
       }
       date = value;

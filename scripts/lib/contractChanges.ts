@@ -124,7 +124,7 @@ function schemaSpot(path: Path): { field: string[]; keyword?: string; rest: Path
   return { field, rest: [], property };
 }
 
-/** One change before it is placed in a group: `statuses` when it was seen in responses, and the word joining them. */
+/** One change before it is placed in a group, where the same line seen in several responses becomes one. */
 interface Line {
   kind: ChangeKind;
   text: string;
@@ -138,7 +138,7 @@ interface Line {
 const WORDING_LINE = 'wording';
 type Described = Line | Line[] | typeof WORDING_LINE | undefined;
 
-/** The context a change is read in: both documents, the change, and its path. */
+/** A change, with both (dereferenced) documents it is read against. */
 interface Seen {
   diff: Diff;
   before: unknown;
@@ -564,7 +564,7 @@ export function changesBetween(before: object, after: object): ChangeGroup[] {
     const seen: Seen = { diff, before, after };
     const [top, template, method] = diff.path.map(String);
     if (top !== 'paths' || template === undefined) {
-      record(whole, wholeContractChange(seen), diff.path.slice(0, 2).join('.'));
+      record(whole, wholeContractChange(seen), top === 'info' ? diff.path.slice(0, 2).join('.') : String(top));
       continue;
     }
     const op = method === undefined ? undefined : operations.get(`${method} ${template}`);
