@@ -3,7 +3,8 @@
  *
  * - against the real server: each value as the server sent it, parsed (etag, nextCursor across
  *   pages, a 304, replayed on an idempotent retry, sunset and deprecation on getPet and only where
- *   the spec declares them, rateLimit and rateLimitPolicy with rate limits on, retryAfter on a 429);
+ *   the spec declares them, rateLimit and rateLimitPolicy with rate limits on, retryAfter on a 429),
+ *   and the same from a page on another origin in headless Chromium, where CORS decides what is read;
  * - the parsers alone: the shapes the spec's patterns allow, the robustness the RFCs ask of a
  *   recipient, and never a throw, whatever the text;
  * - the generator: a header added to the spec gets a property and a kind, and on a copy of the
@@ -13,11 +14,15 @@
  *   `sunset` is a Date on getPet only.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headerParsers, type HeaderFact } from '../client/headerValues.js';
@@ -25,6 +30,7 @@ import { parseLinkTargets } from '../client/linkHeader.js';
 import { readResponseHeaders } from '../client/responseHeaders.js';
 import { HEADER_KINDS, responseHeadersOf } from '../scripts/lib/responseHeaders.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import type { HeadersResult } from './fixtures/headers-page/page.js';
 import { addPets, startTestServer, type TestServer } from './support/server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -136,6 +142,68 @@ describe('rateLimit, rateLimitPolicy and retryAfter with RATE_LIMIT set', () => 
     expect(refused.headers.location).toBeUndefined();
     expect(t.server.violations.splice(0)).toEqual([]);
   });
+});
+
+const CHROMIUM = '/usr/bin/chromium';
+
+/** A static origin for the page: its HTML and its script (test/fixtures/headers-page/page.ts, bundled). */
+async function servePage(): Promise<{ server: Server; origin: string }> {
+  const bundle = await build({ entryPoints: [join(root, 'test', 'fixtures', 'headers-page', 'page.ts')], bundle: true, format: 'esm', platform: 'browser', target: 'chrome120', write: false, logLevel: 'silent' });
+  const script = bundle.outputFiles[0]?.contents;
+  if (!script) throw new Error('esbuild produced no bundle');
+  const server = createServer((req, res) => {
+    if (req.url === '/page.js') res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(script);
+    else if (req.url === '/') res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!doctype html><meta charset="utf-8"><title>headers</title><script type="module" src="/page.js"></script>');
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+describe.skipIf(!existsSync(CHROMIUM))(`the headers in a browser, from another origin (skipped: no browser at ${CHROMIUM})`, () => {
+  let page: { server: Server; origin: string } | undefined;
+  let browser: Browser | undefined;
+  let t: TestServer;
+  beforeAll(async () => {
+    page = await servePage();
+    t = await startTestServer('sqlite', { corsOrigins: [page.origin], rateLimit: { quota: 100, windowS: 60, redisUrl: undefined } });
+    await addPets(t, 2);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await new Promise((resolve) => page?.server.close(resolve));
+  });
+
+  it('reads every parsed header the server sends, as in Node', async () => {
+    const context = await browser!.newContext();
+    try {
+      const tab = await context.newPage();
+      await tab.goto(`${page!.origin}/`, { waitUntil: 'load' });
+      await tab.waitForFunction(() => 'readHeaders' in window);
+      const result = await tab.evaluate(
+        ([url, key]) => (window as unknown as { readHeaders(u: string, k: string): Promise<HeadersResult | { error: string }> }).readHeaders(url, key),
+        [t.api, t.key] as const,
+      );
+      expect(result).not.toHaveProperty('error');
+      const read = result as HeadersResult;
+      expect(read.etag).toEqual(expect.stringMatching(/^"/));
+      expect(read.etag).toBe(read.rawEtag);
+      expect(read.nextCursor).toEqual(expect.any(String));
+      expect(read.nextListed).toBe(1);
+      expect(read.rateLimit).toMatchObject({ policy: 'per-key', remaining: expect.any(Number), reset: expect.any(Number) });
+      expect(read.rateLimitPolicy).toEqual({ policy: 'per-key', quota: 100, window: 60 });
+      expect(read.location).toMatch(/^\/v1\/pets\/\d+$/);
+      expect(read.replayed).toEqual([undefined, true]);
+      expect(read.sunset).toBe('2030-12-05T00:00:00.000Z');
+      expect(read.deprecation).toBe('2026-11-21T00:00:00.000Z');
+      expect(read.deprecationLink).toBe(`${t.origin}/docs#tag/Pets/operation/getPet`);
+      expect(t.server.violations.splice(0)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
 });
 
 describe('the parsers, one per kind', () => {
