@@ -15,6 +15,7 @@
 import createClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from 'openapi-fetch';
 import type { components, paths } from '../generated/openapi.js';
 import { operationRoutes, type OperationMethods } from '../generated/operations.js';
+import { parseLinkTargets } from './linkHeader.js';
 import { readResponseHeaders, type ErrorStatus, type OperationId, type ResponseHeaders, type SuccessStatus } from './responseHeaders.js';
 
 export type { components, paths };
@@ -135,12 +136,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
   return Object.assign(client, operations) as unknown as AnimalStoreClient;
 }
 
-/** The `rel="next"` target of a Link header (RFC 8288), or undefined on the last page. */
+/** The `rel="next"` target of a Link header (RFC 8288), as written, or undefined on the last page. */
 export function nextLink(linkHeader: string | null): string | undefined {
-  if (!linkHeader) return undefined;
-  for (const part of linkHeader.split(',')) {
-    const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
-    if (match && /(^|;)\s*rel="?next"?\s*(;|$)/i.test(match[2] ?? '')) return match[1];
-  }
-  return undefined;
+  return linkHeader ? parseLinkTargets(linkHeader)?.next : undefined;
 }

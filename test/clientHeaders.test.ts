@@ -26,6 +26,7 @@ import { chromium, type Browser } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headerParsers, type HeaderFact } from '../client/headerValues.js';
+import { nextLink } from '../client/index.js';
 import { parseLinkTargets } from '../client/linkHeader.js';
 import { readResponseHeaders } from '../client/responseHeaders.js';
 import { HEADER_KINDS, responseHeadersOf } from '../scripts/lib/responseHeaders.js';
@@ -248,6 +249,8 @@ describe('the parsers, one per kind', () => {
       prev: '/p',
     });
     expect(parseLinkTargets('not a link')).toBeUndefined();
+    // nextLink, which the tests' own paging uses, reads Link the same way.
+    expect([nextLink('<a>; rel=prev, </v1/pets?cursor=c>; rel="next"'), nextLink('</docs>; rel="deprecation"'), nextLink(null)]).toEqual(['/v1/pets?cursor=c', undefined, undefined]);
     expect(parse('link', '</docs#getPet>; rel="deprecation"; type="text/html"', {}, 'http://h.test/v1/pets/1')).toEqual({ deprecation: 'http://h.test/docs#getPet' });
     const cursor = { rel: 'next', parameter: 'cursor' };
     expect(parse('nextCursor', '</v1/pets?limit=2&cursor=eyJhIjoyMH0.c2ln>; rel="next"', cursor)).toBe('eyJhIjoyMH0.c2ln');
