@@ -148,7 +148,8 @@ function mount(config: TryItConfig): void {
   const status = element('p', { id: 'try-it-status', 'data-testid': 'try-it-status', role: 'status' });
   const headers = element('pre', { id: 'try-it-headers', 'data-testid': 'try-it-headers' });
   const body = element('pre', { id: 'try-it-body', 'data-testid': 'try-it-body' });
-  const answer = element('section', { class: 'try-it-answer', 'aria-label': 'Answer' }, element('h3', {}, 'Request'), requestLine, element('h3', {}, 'Answer'), status, element('h4', {}, 'Headers'), headers, element('h4', {}, 'Body'), body);
+  const headersNote = element('small', {});
+  const answer = element('section', { class: 'try-it-answer', 'aria-label': 'Answer' }, element('h3', {}, 'Request'), requestLine, element('h3', {}, 'Answer'), status, element('h4', {}, 'Headers'), headersNote, headers, element('h4', {}, 'Body'), body);
   answer.hidden = true;
 
   let inputs: { parameter: TryItParameter; input: HTMLInputElement | HTMLSelectElement }[] = [];
@@ -231,6 +232,8 @@ function mount(config: TryItConfig): void {
       status.textContent = `${response.status} ${response.statusText}`.trim();
       status.dataset.outcome = response.ok ? 'ok' : 'refused';
       headers.textContent = entries(response.headers).map(([name, value]) => `${name}: ${value}`).join('\n');
+      // A browser shows a page of another origin only the headers the server exposes to it (CORS).
+      headersNote.textContent = new URL(url).origin === location.origin ? '' : 'The headers the server exposes to pages of other origins (CORS); the others are hidden from the page.';
       const text = await response.text();
       try {
         body.textContent = /json/i.test(response.headers.get('content-type') ?? '') ? JSON.stringify(JSON.parse(text), null, 2) : text;

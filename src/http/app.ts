@@ -149,7 +149,7 @@ function trackRequest(metrics: Pick<Metrics, 'track'>, exchange: Exchange, url: 
   const path = query === -1 ? url : url.slice(0, query);
   if (path === '/healthz' || path === '/readyz') return metrics.track(exchange, 'probe', path.slice(1));
   if (path === '/openapi.json') return metrics.track(exchange, 'docs', 'openapi.json');
-  if (path === '/docs' || path === '/docs/') return metrics.track(exchange, 'docs', 'docs');
+  if (path === '/docs' || path.startsWith('/docs/')) return metrics.track(exchange, 'docs', 'docs');
   metrics.track(exchange, 'unknown', 'none');
 }
 

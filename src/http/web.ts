@@ -18,9 +18,13 @@ import { setExchangeHeaders, type Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
 import type { Responder } from './respond.js';
 
-// The rendered docs are one self-contained page: inline script and styles, nothing fetched from
-// afar; 'unsafe-eval' because Redoc's search builds its worker's code at run time.
-const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'self'; frame-ancestors 'none'";
+// Each docs page is self-contained: inline script and styles, nothing fetched from afar;
+// 'unsafe-eval' because Redoc's search builds its worker's code at run time. connect-src: the
+// "Try it" panel calls this server, or a sandbox on the reader's machine (npm run sandbox).
+const DOCS_CSP =
+  "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'self' http://localhost:* http://127.0.0.1:*; frame-ancestors 'none'";
+/** A release's folder under /docs (scripts/docs.ts writes one per spec/released/<x.y.z>.json). */
+const RELEASE_VERSION = /^\d{1,9}\.\d{1,9}\.\d{1,9}$/;
 
 /** A Host header that can go into the page as it is: a DNS name or IPv4 or [IPv6] address, and a port. */
 const PLAIN_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
@@ -91,8 +95,12 @@ export function createWeb(options: WebOptions): WebLane {
   web.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(options.specJson);
   });
-  const served = new ServedDocs(servedDocsPath(options.docsFile));
-  web.get('/docs', (req, res, next: NextFunction) => {
+  const servedFile = servedDocsPath(options.docsFile);
+  const servedDir = dirname(servedFile);
+  const served = new ServedDocs(servedFile);
+  const notBuilt = () => new Refusal(404, 'not_found', 'The docs are not built; run `npm run docs`.');
+  // The working contract's page, wherever a reader or a relative link may look for it.
+  web.get(['/docs', '/docs/index.html'], (req, res, next: NextFunction) => {
     const page = served.pageFor(req);
     if (page) {
       res.set('Content-Security-Policy', DOCS_CSP).set('Cache-Control', 'no-cache').type('html').send(page);
@@ -100,10 +108,33 @@ export function createWeb(options: WebOptions): WebLane {
     }
     // Docs built before the served page existed: the published page, without this server listed.
     if (!existsSync(options.docsFile)) {
-      next(new Refusal(404, 'not_found', 'The docs are not built; run `npm run docs`.'));
+      next(notBuilt());
       return;
     }
     res.set('Content-Security-Policy', DOCS_CSP).set('Cache-Control', 'no-cache').sendFile(options.docsFile);
+  });
+  /** A page of dist/docs-server/ as it is (its links already point under /docs). */
+  const sendServed = (relativePath: string, res: Response, next: NextFunction) => {
+    const file = join(servedDir, relativePath);
+    if (!existsSync(file)) {
+      next(notBuilt());
+      return;
+    }
+    res.set('Content-Security-Policy', DOCS_CSP).set('Cache-Control', 'no-cache').sendFile(file);
+  };
+  web.get('/docs/changes.html', (_req, res, next: NextFunction) => sendServed('changes.html', res, next));
+  // A release's page: /docs/1.0.0/ (what the menu links), /docs/1.0.0 and /docs/1.0.0/index.html.
+  web.get(['/docs/:version', '/docs/:version/index.html'], (req: Request<{ version: string }>, res, next: NextFunction) => {
+    const { version } = req.params;
+    if (!RELEASE_VERSION.test(version)) {
+      next();
+      return;
+    }
+    if (!existsSync(join(servedDir, version))) {
+      next(existsSync(servedDir) ? new Refusal(404, 'not_found', `No docs for contract version ${version}.`) : notBuilt());
+      return;
+    }
+    sendServed(join(version, 'index.html'), res, next);
   });
   // Any method on any other path (an OPTIONS too: answered here, Express never answers it itself).
   web.use((req: Request, _res: Response, next: NextFunction) => {
