@@ -69,7 +69,9 @@ export interface components {
          */
         Id: number;
         /**
-         * @description The animal's name; 1 to 255 characters, no control characters.
+         * @description The animal's name; 1 to 255 characters, no control characters (U+0000 to U+001F,
+         *     U+007F to U+009F). Like every string of this API it is well-formed Unicode: a JSON
+         *     escape of a lone surrogate (`\ud800` without its pair) is refused with a 400.
          * @example Biscuit
          */
         PetName: string;
@@ -447,7 +449,9 @@ export interface components {
          *     one matches the answer as it stands now, the service answers 304 with no body instead
          *     of the 200. Tags are compared weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`. A
          *     value that is not a list of entity tags matches nothing, so the answer is the 200.
-         *     Browsers send it by themselves when they revalidate a response they kept.
+         *     Browsers send it by themselves when they revalidate a response they kept. At most
+         *     8,192 characters, so that it fits with the rest of a request in the 16 KiB the
+         *     service accepts for the request line and headers (a larger head is a 431).
          * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
          */
         IfNoneMatch: string;
@@ -556,7 +560,9 @@ export interface operations {
                  *     one matches the answer as it stands now, the service answers 304 with no body instead
                  *     of the 200. Tags are compared weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`. A
                  *     value that is not a list of entity tags matches nothing, so the answer is the 200.
-                 *     Browsers send it by themselves when they revalidate a response they kept.
+                 *     Browsers send it by themselves when they revalidate a response they kept. At most
+                 *     8,192 characters, so that it fits with the rest of a request in the 16 KiB the
+                 *     service accepts for the request line and headers (a larger head is a 431).
                  * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -681,7 +687,9 @@ export interface operations {
                  *     one matches the answer as it stands now, the service answers 304 with no body instead
                  *     of the 200. Tags are compared weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`. A
                  *     value that is not a list of entity tags matches nothing, so the answer is the 200.
-                 *     Browsers send it by themselves when they revalidate a response they kept.
+                 *     Browsers send it by themselves when they revalidate a response they kept. At most
+                 *     8,192 characters, so that it fits with the rest of a request in the 16 KiB the
+                 *     service accepts for the request line and headers (a larger head is a 431).
                  * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];

@@ -16,11 +16,12 @@
  * Exit status: 0 no breaking change, 1 breaking changes (listed), 2 usage or tool error.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { apiCompare, type Diff } from 'api-smart-diff';
 import { projectRoot } from '../src/paths.js';
 import { breakingChangeRules } from './lib/breakingRules.js';
+import { readWaivers, WAIVERS_FILE, type Waiver } from './lib/waivers.js';
 import { CONTRACT_DATE, ContractDateError, contractDay, removableFrom, sunsetDate, sunsetInstant, sunsetRemovals, where } from './lib/sunsets.js';
 
 const HELP = `Usage: npm run breaking [-- [--spec <file>] [--against <file>] [--verbose]]
@@ -44,6 +45,10 @@ that day (a sunset at 2030-12-05T00:00:00Z has passed on 2030-12-05; one at noon
   ${CONTRACT_DATE}=YYYY-MM-DD   the day to judge on (default: today's date in UTC), e.g.
                              CONTRACT_DATE=2030-12-06 npm run breaking
 
+A change decided on and let through anyway is listed, with its reason, in ${WAIVERS_FILE} beside
+the spec (one exact BREAKING line each); it is printed as "waived: …" and fails nothing. A waiver
+that matches no change of any release fails the gate (checked when --against is not given).
+
 Exit status: 0 compatible, 1 breaking changes, 2 usage or tool error.`;
 
 const releasedDir = join(projectRoot, 'spec', 'released');
@@ -53,7 +58,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function parseArgs(argv: string[]): { spec: string; against: string[]; verbose: boolean } {
+function parseArgs(argv: string[]): { spec: string; against: string[]; againstGiven: boolean; verbose: boolean } {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(HELP);
     process.exit(0);
@@ -67,7 +72,7 @@ function parseArgs(argv: string[]): { spec: string; against: string[]; verbose: 
       i += 1;
     } else fail(`Unknown or incomplete argument: ${arg}\n\n${HELP}`);
   }
-  return { ...args, against: args.against ? [args.against] : releasesOfNewestMajor() };
+  return { ...args, againstGiven: args.against !== '', against: args.against ? [args.against] : releasesOfNewestMajor() };
 }
 
 const rel = (file: string) => {
@@ -126,6 +131,14 @@ function linesOf(diffs: Diff[], prefix: string): string[] {
 }
 
 const args = parseArgs(process.argv.slice(2));
+const waiversFile = join(dirname(args.spec), WAIVERS_FILE);
+const waivers: Waiver[] = (() => {
+  try {
+    return readWaivers(waiversFile);
+  } catch (error) {
+    return fail(`Reading ${rel(waiversFile)} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+})();
 const day = (() => {
   try {
     return contractDay();
@@ -161,6 +174,7 @@ async function compareWith(against: string): Promise<{ diffs: Diff[]; excused: s
 // 1.0.0 was promised 1.0.0's contract, whatever a later release added (ErrorCode became
 // extensible in 1.1.0, so only clients of 1.1.0 and later were told its values may grow).
 const breaking = new Map<string, string[]>();
+const waived = new Map<string, Waiver>();
 const excused = new Set<string>();
 const early = new Set<string>();
 let failed = false;
@@ -168,19 +182,34 @@ for (const against of args.against) {
   const { diffs, ...sunsets } = await compareWith(against);
   for (const line of sunsets.excused) excused.add(line);
   for (const line of sunsets.early) early.add(line);
-  const lines = linesOf(diffs.filter((d) => d.type === 'breaking'), 'BREAKING: ');
+  let waivedHere = 0;
+  const lines = linesOf(diffs.filter((d) => d.type === 'breaking'), 'BREAKING: ').filter((line) => {
+    const waiver = waivers.find((w) => `BREAKING: ${w.change}` === line);
+    if (waiver) {
+      waivedHere += 1;
+      waived.set(line, waiver);
+    }
+    return !waiver;
+  });
   const compatible = linesOf(diffs.filter((d) => d.type !== 'breaking' && d.type !== 'annotation'), 'compatible: ');
   if (args.verbose && compatible.length > 0) console.log(compatible.join('\n'));
   for (const line of lines) breaking.set(line, [...(breaking.get(line) ?? []), rel(against)]);
   if (lines.length > 0) failed = true;
   else {
-    const others = compatible.length;
-    console.log(`No breaking change in ${rel(args.spec)} against ${rel(against)}${others ? ` (${others} compatible change${others === 1 ? '' : 's'})` : ''}.`);
+    const counts = [compatible.length ? `${compatible.length} compatible change${compatible.length === 1 ? '' : 's'}` : '', waivedHere ? `${waivedHere} waived` : ''].filter(Boolean);
+    console.log(`No breaking change in ${rel(args.spec)} against ${rel(against)}${counts.length ? ` (${counts.join(', ')})` : ''}.`);
   }
 }
 // Once, however many of the releases had the operation.
 if (excused.size > 0) console.log([...excused].join('\n'));
-if (failed) {
+for (const [line, { why }] of waived) console.log(`waived: ${line.slice('BREAKING: '.length)}\n  (${rel(waiversFile)}: ${why})`);
+const stale = args.againstGiven ? [] : waivers.filter((w) => !waived.has(`BREAKING: ${w.change}`));
+if (stale.length > 0) {
+  console.error(stale.map((w) => `STALE WAIVER: ${w.change}`).join('\n'));
+  console.error(`\n${stale.length} waiver${stale.length === 1 ? '' : 's'} in ${rel(waiversFile)} match${stale.length === 1 ? 'es' : ''} no change against any released contract: remove ${stale.length === 1 ? 'it' : 'them'}.`);
+  failed = true;
+}
+if (breaking.size > 0) {
   const releases = [...new Set([...breaking.values()].flat())];
   console.error([...breaking.keys()].join('\n'));
   console.error(
@@ -188,5 +217,5 @@ if (failed) {
       '\nMake the change additive (optional, new, wider), or keep the old form next to the new one.' +
       [...early].map((line) => `\n${line}`).join(''),
   );
-  process.exit(1);
 }
+if (failed) process.exit(1);

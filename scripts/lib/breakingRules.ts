@@ -14,6 +14,7 @@ import {
   type CompareRules,
   type DiffType,
 } from 'api-smart-diff';
+import { comparePatterns } from './patternScope.js';
 
 /**
  * api-smart-diff's own OpenAPI 3.1 rules, with the verdicts it gets wrong for our clients
@@ -47,12 +48,23 @@ const formatChange = (ctx: ComapreContext, narrows: boolean): DiffType => {
 };
 
 /**
+ * A replaced pattern judged by what it accepts (./patternScope.ts), not by its text: a rewrite
+ * that accepts the same strings (`\p{Cc}` spelled as ranges) breaks nobody; one that accepts more
+ * breaks only a response's reader, one that accepts less only a request's sender.
+ */
+const patternChange = (ctx: ComapreContext, narrows: boolean): DiffType => {
+  const relation = comparePatterns(String(ctx.before.value), String(ctx.after.value));
+  return breakingIf(relation === 'other' || relation === (narrows ? 'narrower' : 'wider'));
+};
+
+/**
  * JSON Schema rules for requests, and the same reversed for responses. Patched in place: each
  * call builds them fresh, and nested schemas (properties, items) share them, so a patch reaches every depth.
  */
 function schemaRules(): { request: CompareRules; response: CompareRules } {
   const rules = openApiSchemaRules({ version: '3.1.x' });
   rule(rules, '/format').$ = [breaking, nonBreaking, (ctx: ComapreContext) => formatChange(ctx, true), nonBreaking, breaking, (ctx: ComapreContext) => formatChange(ctx, false)];
+  rule(rules, '/pattern').$ = [breaking, nonBreaking, (ctx: ComapreContext) => patternChange(ctx, true), nonBreaking, breaking, (ctx: ComapreContext) => patternChange(ctx, false)];
   // Another type sends values an old client cannot read, as surely as it refuses ones it sends.
   rule(rules, '/type').$ = [breaking, nonBreaking, breaking, nonBreaking, breaking, breaking];
   // A default does not excuse a client from sending a property that is now required.

@@ -151,6 +151,8 @@ export const MOCK_DIFFERENCES = {
   'prism-json-media-type':
     'A JSON body labelled with another +json type (application/vnd.api+json) or another charset (charset=iso-8859-1) is taken, 201. The server answers 415.',
   'prism-no-size-limit': 'A body over 64 KiB is read (Prism takes up to 10 MB): 201 when valid, 400 when not. The server answers 413.',
+  'prism-lone-surrogate':
+    'A JSON body whose string holds a lone surrogate escape ("a\\ud800b") is taken, 201, when it fits the schema otherwise: the spec\'s patterns leave surrogates out. The server answers 400 validation_failed naming the field (strings must be well-formed Unicode).',
   'prism-any-token':
     'Any bearer token is accepted ("Bearer nope", "Bearer a b"). The server answers 401 with error="invalid_token" to a key it did not issue.',
   'prism-bearer-scheme-case': 'The scheme must be spelled "Bearer": "bearer <token>" gets a 401. The server accepts any case.',

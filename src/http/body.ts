@@ -11,6 +11,8 @@ import { parse as parseContentType } from 'content-type';
 import getRawBody from 'raw-body';
 import type { Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
+import { summariseDetails } from './validation.js';
+import { firstIllFormedString } from './wellFormed.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /** How much of a body refused unread is read and dropped, and for how long, before the socket is cut. */
@@ -103,11 +105,20 @@ export async function readJsonBody(exchange: Exchange, accepted: readonly string
   }
   exchange.body = 'read';
   if (!isUtf8(buffer)) throw new Refusal(400, 'invalid_json', 'The request body is not valid UTF-8.');
+  let body: unknown;
   try {
-    return JSON.parse(buffer.toString('utf8')) as unknown;
+    body = JSON.parse(buffer.toString('utf8')) as unknown;
   } catch {
     throw new Refusal(400, 'invalid_json', 'The request body is not valid JSON.');
   }
+  // Only a \u escape can make a lone surrogate: the bytes are valid UTF-8.
+  const field = buffer.includes('\\u') ? firstIllFormedString(body) : undefined;
+  if (field !== undefined) {
+    const message = 'is not well-formed Unicode: it holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape)';
+    const details = [{ in: 'body' as const, field, message }];
+    throw new Refusal(400, 'validation_failed', summariseDetails(details), { details });
+  }
+  return body;
 }
 
 /**

@@ -14,6 +14,9 @@ import type { Logger } from '../logger.js';
 import { Refusal } from './refusal.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
 
+/** The request line and headers together, in bytes; over it, node:http's parser refuses with a 431. */
+export const MAX_REQUEST_HEAD_BYTES = 16 * 1024;
+
 /** How long a refused client gets to read the answer before the socket is destroyed regardless. */
 const LINGER_MS = 2_000;
 
@@ -24,7 +27,7 @@ export function refusalFor(errorCode: string | undefined): Refusal | undefined {
     case 'EPIPE':
       return undefined;
     case 'HPE_HEADER_OVERFLOW':
-      return new Refusal(431, 'payload_too_large', 'The request line and headers are larger than 16 KiB.');
+      return new Refusal(431, 'payload_too_large', `The request line and headers are larger than ${MAX_REQUEST_HEAD_BYTES / 1024} KiB.`);
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new Refusal(408, 'service_unavailable', 'The request did not arrive in time; the connection is closed. Retry on a new connection.');
     default:

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../logger.js';
-import { answerClientErrors, type CorsHeadersFor } from './clientError.js';
+import { answerClientErrors, MAX_REQUEST_HEAD_BYTES, type CorsHeadersFor } from './clientError.js';
 
 export interface ListenOptions {
   port: number;
@@ -29,6 +29,7 @@ export interface HttpListener {
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+
 const LATEST_RESPONSE = Symbol('latest response');
 /** A connection and the response to its latest request (answered or not). */
 type TrackedSocket = Socket & { [LATEST_RESPONSE]?: ServerResponse };
@@ -46,6 +47,9 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
       // client hold a connection for up to 30 s past either bound); a scan is cheap.
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
       keepAliveTimeout: 5_000,
+      // The contract's 431 limit, stated rather than inherited: node's default follows a
+      // command-line flag, and the spec's header parameters are sized to fit within it.
+      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
     },
     app,
   );

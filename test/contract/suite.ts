@@ -326,6 +326,10 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
       expect(padded.length).toBeGreaterThan(65_536);
       await expectStatus('createPet', 201, '/pets', { method: 'POST', body: padded });
     },
+    'prism-lone-surrogate': async () => {
+      // The pattern leaves surrogates to the body reader, which Prism does not have: created.
+      await expectStatus('createPet', 201, '/pets', { method: 'POST', body: '{"name":"a\\ud800b","categoryId":3}' });
+    },
     'prism-any-token': async () => {
       for (const authorization of ['Bearer nope', `Bearer ask_${'A'.repeat(43)}`, 'Bearer a b']) {
         const exchange = await expectStatus('listPets', 200, '/pets', { authorization });
@@ -561,7 +565,6 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         ['empty name', '{"name":"","categoryId":3}'],
         ['name over 255 characters', JSON.stringify({ name: 'a'.repeat(256), categoryId: 3 })],
         ['name with a NUL character', '{"name":"a\\u0000b","categoryId":3}'],
-        ['name with a lone surrogate', '{"name":"a\\ud800b","categoryId":3}'],
         ['name of the wrong type', '{"name":42,"categoryId":3}'],
         ['status outside the enumeration', '{"name":"Rex","categoryId":3,"status":"lost"}'],
         ['a field NewPet does not have', '{"name":"Rex","categoryId":3,"id":7}'],
@@ -607,6 +610,15 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         for (const contentType of ['application/vnd.api+json', 'application/json; charset=iso-8859-1']) {
           const exchange = await expectStatus('createPet', 415, '/pets', { method: 'POST', body: '{"name":"Rex","categoryId":3}', contentType });
           expect(field(exchange.json, 'code')).toBe('unsupported_media_type');
+        }
+      });
+
+      check('400 validation_failed naming the field for a lone surrogate escape (not well-formed Unicode)', { difference: 'prism-lone-surrogate' }, async () => {
+        for (const [body, name] of [['{"name":"a\\ud800b","categoryId":3}', 'name'], ['{"name":"Rex","categoryId":3,"status":"\\udfff"}', 'status']] as const) {
+          const exchange = await expectStatus('createPet', 400, '/pets', { method: 'POST', body });
+          expect(field(exchange.json, 'code')).toBe('validation_failed');
+          const details = field(exchange.json, 'details') as Array<{ in: string; field: string }>;
+          expect(details.some((d) => d.in === 'body' && d.field === name), exchange.text).toBe(true);
         }
       });
 
