@@ -239,13 +239,12 @@ describe('the computed changes (scripts/lib/contractChanges.ts)', () => {
       expect.arrayContaining([
         'added: Added optional header parameter `If-None-Match`',
         'added: Added header `ETag` to response `200`',
-        // The same header on several statuses is one line; a new response is one line, not one per header.
-        'added: Added header `RateLimit` to responses `200`, `400`, `500` and `default`',
-        'added: Added response `304`',
-        'added: Added response `429`',
+        // The same headers on several statuses are one line; a new response is one line, not one per header.
+        'added: Added headers `RateLimit` and `RateLimit-Policy` to responses `200`, `400`, `500` and `default`',
+        'added: Added responses `304` and `429`',
       ]),
     );
-    expect(lines('createPet')).toEqual(expect.arrayContaining(['added: Added optional header parameter `Idempotency-Key`', 'added: Added response `409`', 'added: Added header `Idempotent-Replayed` to response `201`']));
+    expect(lines('createPet')).toEqual(expect.arrayContaining(['added: Added optional header parameter `Idempotency-Key`', 'added: Added responses `409`, `422` and `429`', 'added: Added header `Idempotent-Replayed` to response `201`']));
     for (const group of groups) {
       // Descriptions and examples: one line per group, the last.
       expect(group.changes.filter((c) => c.text.startsWith('Descriptions or examples changed'))).toHaveLength(1);

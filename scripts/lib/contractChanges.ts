@@ -521,10 +521,32 @@ class GroupBuilder {
     const entries = [...this.lines.values()].sort(
       (a, b) => KIND_ORDER.indexOf(a.line.kind) - KIND_ORDER.indexOf(b.line.kind) || (a.line.area ?? 0) - (b.line.area ?? 0),
     );
-    const changes = entries.map(({ line, statuses }): Change => ({
-      kind: line.kind,
-      text: statuses.length > 0 ? `${line.text} ${line.preposition ?? 'in'} ${statuses.length === 1 ? 'response' : 'responses'} ${listed(statuses.map(code))}` : line.text,
-    }));
+    // Responses added or removed, and headers added to or removed from the very same responses,
+    // read as one line: "Added responses `409` and `422`", "Added headers `A` and `B` to response `401`".
+    const lists = new Map<string, { names: string[] }>();
+    const merged: { line: Line; statuses: string[]; noun?: string; names?: string[] }[] = [];
+    for (const entry of entries) {
+      const [, noun, name] = /^(?:Added|Removed) (header|response) (`[^`]+`)$/.exec(entry.line.text) ?? [];
+      if (noun === undefined || name === undefined) {
+        merged.push(entry);
+        continue;
+      }
+      const key = `${entry.line.kind}\0${noun}\0${entry.statuses.join(',')}`;
+      const same = lists.get(key);
+      if (same) same.names.push(name);
+      else {
+        const first = { ...entry, noun, names: [name] };
+        lists.set(key, first);
+        merged.push(first);
+      }
+    }
+    const changes = merged.map(({ line, statuses, noun, names }): Change => {
+      const text = names && names.length > 1 ? `${line.kind === 'added' ? 'Added' : 'Removed'} ${noun}s ${listed(names)}` : line.text;
+      return {
+        kind: line.kind,
+        text: statuses.length > 0 ? `${text} ${line.preposition ?? 'in'} ${statuses.length === 1 ? 'response' : 'responses'} ${listed(statuses.map(code))}` : text,
+      };
+    });
     const unique = [...new Map(changes.map((c) => [`${c.kind}\0${c.text}`, c])).values()];
     if (this.wording.size > 0) unique.push({ kind: 'changed', text: wordingText });
     return unique;
