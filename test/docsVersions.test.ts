@@ -220,13 +220,15 @@ describe.skipIf(!existsSync(CHROMIUM))(`docs per version, the changes page and T
       await page.close();
     });
 
-    it('Try it on a served page calls this server (same origin) with its key and shows the answer; a wrong key shows the 401', async () => {
+    it('Try it on a served page starts on the operation in the address, calls this server (same origin) with its key and shows the answer; a wrong key shows the 401', async () => {
       const created = await server.request('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Served Biscuit', categoryId: 2 }) });
       const pet = (await created.json()) as { id: number };
       const page = await context.newPage();
-      await page.goto(`${server.origin}/docs`, { waitUntil: 'load' });
-      await rendered(page, 'Working contract');
+      // Opened at an operation (the deprecation Link's address), the panel starts on it.
+      await page.goto(`${server.origin}/docs#tag/Pets/operation/getPet`, { waitUntil: 'load' });
+      await page.getByRole('heading', { name: 'Get an animal', level: 2 }).waitFor({ state: 'visible', timeout: 20_000 });
       await page.getByRole('button', { name: 'Try it' }).click();
+      expect(await page.locator('#try-it-operation').inputValue()).toBe('getPet');
       expect(await page.locator('#try-it-server-this').isChecked()).toBe(true);
       const answer = await tryIt(page, 'getPet', server.key, { 'try-it-path-petId': String(pet.id) });
       expect(answer.status).toBe('200 OK');

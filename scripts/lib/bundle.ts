@@ -24,13 +24,33 @@ const docsDir = join(root, 'dist', 'docs');
 const lockDir = join(root, 'dist', '.build-lock');
 
 /** What the build writes and the server needs: the entry module, and what GET /docs serves. */
-const OUTPUTS = [join(serverDir, 'server.mjs'), join(docsDir, 'index.html'), join(docsDir, 'openapi.json'), join(docsDir, 'CHANGELOG.md'), join(root, 'dist', 'docs-server', 'index.html')];
+const OUTPUTS = [
+  join(serverDir, 'server.mjs'),
+  join(docsDir, 'index.html'),
+  join(docsDir, 'openapi.json'),
+  join(docsDir, 'CHANGELOG.md'),
+  join(root, 'dist', 'docs-server', 'index.html'),
+  join(root, 'dist', 'docs-server', 'changes.html'),
+];
 
 /**
  * Inputs of the build besides the bundled sources: the scripts `npm run build` runs, what the docs
  * are rendered from, and what decides the bundled dependencies (lockfile, patches).
  */
-const FIXED_INPUTS = ['package.json', 'package-lock.json', 'scripts/build.ts', 'scripts/docs.ts', 'scripts/lib/redocly.ts', 'generated/openapi.json', 'spec/CHANGELOG.md', 'redocly.yaml', 'patches'];
+const FIXED_INPUTS = [
+  'package.json',
+  'package-lock.json',
+  'scripts/build.ts',
+  'scripts/docs.ts',
+  'scripts/lib/redocly.ts',
+  // The docs' pages of every release, their changes page and their Try it panel.
+  ...['docsChanges', 'docsContract', 'docsHtml', 'docsMenu', 'docsPage', 'docsTryIt', 'docsTryItPanel', 'docsVersions', 'contractChanges'].map((name) => `scripts/lib/${name}.ts`),
+  'spec/released',
+  'generated/openapi.json',
+  'spec/CHANGELOG.md',
+  'redocly.yaml',
+  'patches',
+];
 
 export interface StartCommand {
   /** The steps before the server, each as argv: `[['npm', 'run', '-s', 'build']]`. */

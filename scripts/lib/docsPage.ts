@@ -11,15 +11,20 @@
  *   - CSP (./docsHtml.ts): scripts, styles, images, fonts and workers only inline, data: or blob:;
  *     fetch only to the page's own server and to this machine (the panel's calls)
  *
+ * Redoc's output is cached by content hash in dist/.docs-cache/ (see renderRedoc): rendering is
+ * most of the build's time, and a release's page never changes.
+ *
  * The bar and the panel sit outside Redoc's root element (#redoc), which React hydrates, so
  * neither disturbs it; Redoc's navbar variables are set to the bar's height, so its sidebar and
  * the scroll position of an anchor start below the bar.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { projectRoot } from '../../src/paths.js';
 import type { DocsDocument } from './docsContract.js';
 import { DOCS_PAGE_CSP, scriptJson } from './docsHtml.js';
 import { BAR_CSS, BAR_HEIGHT_PX } from './docsMenu.js';
@@ -49,16 +54,55 @@ export function remoteResources(html: string): string[] {
   return REMOTE_RESOURCE.flatMap((pattern) => html.match(pattern) ?? []);
 }
 
-/** Runs redocly build-docs (Redoc inlined, not from a CDN) on `document` and returns the page, sealed. */
-export async function renderRedoc(document: DocsDocument): Promise<string> {
+const BUILD_DOCS_ARGS = ['--inlineBundle'];
+
+/**
+ * What decides Redoc's page for a document: the document, the CLI's version and arguments, and
+ * redocly.yaml (telemetry, theme). A release never changes, so its page is rendered once.
+ */
+function renderKey(json: string): string {
+  const cli = JSON.parse(readFileSync(join(projectRoot, 'node_modules', '@redocly', 'cli', 'package.json'), 'utf8')) as { version: string };
+  const config = readFileSync(join(projectRoot, 'redocly.yaml'), 'utf8');
+  return createHash('sha256').update(JSON.stringify([cli.version, BUILD_DOCS_ARGS, config, json])).digest('hex').slice(0, 32);
+}
+
+export interface Rendered {
+  /** The page, sealed. */
+  html: string;
+  /** The cache entry it came from or went to (a file name in the cache folder). */
+  entry: string;
+  cached: boolean;
+}
+
+/**
+ * Runs redocly build-docs (Redoc inlined, not from a CDN) on `document` and returns the page,
+ * sealed. Redoc's output is kept in `cacheDir` under a hash of what decides it, and reused.
+ */
+export async function renderRedoc(document: DocsDocument, cacheDir: string): Promise<Rendered> {
+  const json = JSON.stringify(document);
+  const entry = `${renderKey(json)}.html`;
+  const cacheFile = join(cacheDir, entry);
+  if (existsSync(cacheFile)) return { html: seal(readFileSync(cacheFile, 'utf8')), entry, cached: true };
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-docs-'));
   try {
     const input = join(dir, 'openapi.json');
-    writeFileSync(input, JSON.stringify(document));
-    return seal(await redoclyOutputAsync('build-docs', input, 'index.html', ['--inlineBundle']));
+    writeFileSync(input, json);
+    const page = await redoclyOutputAsync('build-docs', input, 'index.html', BUILD_DOCS_ARGS);
+    mkdirSync(cacheDir, { recursive: true });
+    // Renamed into place: a concurrent run reads a whole entry or none.
+    const temp = `${cacheFile}.${process.pid}.tmp`;
+    writeFileSync(temp, page);
+    renameSync(temp, cacheFile);
+    return { html: seal(page), entry, cached: false };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Removes the cache entries this run did not use (contracts since changed, an older Redocly). */
+export function pruneRenderCache(cacheDir: string, used: ReadonlySet<string>): void {
+  if (!existsSync(cacheDir)) return;
+  for (const name of readdirSync(cacheDir)) if (name.endsWith('.html') && !used.has(name)) rmSync(join(cacheDir, name), { force: true });
 }
 
 /** The page's <head> tag, or a failure naming what the page lacks. */

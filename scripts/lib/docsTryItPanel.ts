@@ -97,11 +97,8 @@ function parameterField(parameter: TryItParameter): { row: HTMLElement; input: H
   return { row, input };
 }
 
-function mount(config: TryItConfig): void {
-  const toggle = document.getElementById('try-it-toggle');
-  const panel = document.getElementById('try-it');
-  if (!toggle || !panel || config.operations.length === 0) return;
-
+/** Fills `panel` with the form; returns what selects the operation the address points at. */
+function build(config: TryItConfig, panel: HTMLElement): () => void {
   const operationSelect = element('select', { id: 'try-it-operation' });
   for (const operation of config.operations) {
     operationSelect.append(element('option', { value: operation.operationId }, `${operation.method} ${operation.path}: ${operation.summary}${operation.deprecated ? ' (deprecated)' : ''}`));
@@ -256,14 +253,29 @@ function mount(config: TryItConfig): void {
   const operationField = element('div', { class: 'try-it-field' }, element('label', { for: operationSelect.id }, 'Operation'), operationSelect);
   panel.append(element('h2', {}, 'Try it'), operationField, servers, keyField, fields, send, answer);
 
+  showOperation();
+  return followHash;
+}
+
+/**
+ * The button opens and closes the panel. The form is built when first opened: until the reader
+ * asks for it, the page is Redoc's alone (its text, its search, its focus order).
+ */
+function mount(): void {
+  const toggle = document.getElementById('try-it-toggle');
+  const panel = document.getElementById('try-it');
+  const config = readConfig();
+  if (!toggle || !panel || !config || config.operations.length === 0) {
+    toggle?.remove();
+    return;
+  }
+  let followHash: (() => void) | undefined;
   toggle.addEventListener('click', () => {
+    followHash ??= build(config, panel);
     panel.hidden = !panel.hidden;
     toggle.setAttribute('aria-expanded', String(!panel.hidden));
     if (!panel.hidden) followHash();
   });
-  showOperation();
-  followHash();
 }
 
-const config = readConfig();
-if (config) mount(config);
+mount();
