@@ -18,6 +18,7 @@ import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
+import { startPglite } from './pglite.js';
 
 export type Target = 'sqlite' | 'pglite' | 'postgres';
 
@@ -47,6 +48,14 @@ export interface StorageHandle {
   dispose(): Promise<void>;
 }
 
+/**
+ * PGlite's start takes seconds when the machine is idle and a minute when other test runs share
+ * it; an instance not ready well past that is taken as stuck and replaced once. Both attempts fit
+ * in vitest's hookTimeout, so a start that never comes fails with our message, not the hook's.
+ */
+const PGLITE_READY_LIMIT_MS = 120_000;
+const PGLITE_ATTEMPTS = 2;
+
 /** Opens a fresh, empty store of the given kind. */
 export async function openTestStorage(target: Target): Promise<StorageHandle> {
   if (target === 'sqlite') {
@@ -61,8 +70,16 @@ export async function openTestStorage(target: Target): Promise<StorageHandle> {
     };
   }
   if (target === 'pglite') {
-    const pglite = new PGlite();
-    const database = await openPostgres({ connection: { ...createPgConfig(pglite) }, maxConnections: 1 });
+    // pg sees the instance only once it is ready. PGlite's node-postgres adapter answers a connect
+    // when the start (initdb in WebAssembly) is done, and on a loaded machine that comes after the
+    // pool's connect bound (CONNECT_TIMEOUT_MS). The bound then ends the connection, and the
+    // adapter's end() drops every listener before announcing the end: pg heard neither the end nor
+    // the later readiness, so the connect, and the migrations behind it, waited forever, idle.
+    const pglite = await startPglite({ create: () => new PGlite(), readyLimitMs: PGLITE_READY_LIMIT_MS, attempts: PGLITE_ATTEMPTS });
+    const database = await openPostgres({ connection: { ...createPgConfig(pglite) }, maxConnections: 1 }).catch(async (error: unknown) => {
+      await pglite.close().catch(() => undefined);
+      throw error;
+    });
     return {
       database,
       dispose: async () => {
