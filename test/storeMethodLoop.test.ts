@@ -1,50 +1,73 @@
 /**
  * The README's spec loop for an operation that needs the store to do something new, on a copy of
- * the project: `deletePet` (DELETE /pets/{petId}, 204, or 404 when there is no such animal), added
- * exactly as "Edit the spec, regenerate" says: the spec, `npm run generate`, the handler and
+ * the project: the README's example is `deletePet` (DELETE /pets/{petId}); this adds the same
+ * operation under made-up names no spec will plausibly take (`retirePetExample`, DELETE
+ * /retire-pet-example/{petId}, store method `retireExample`: 204, or 404 when there is no such
+ * animal), so it still adds something new once the real spec has a deletePet. It goes exactly as
+ * "Edit the spec, regenerate" says: the spec, `npm run generate`, the handler and
  * handlers/index.ts, then the store method in the two files the README names (the `PetStore`
  * interface and its implementation). Nothing else is edited: then `npm run lint` passes, the
  * copy's own tests that touch operations, the store and its fake pass unchanged, and the copy's
- * server deletes.
+ * server deletes. Each edit finds its place by structure or by one line that a new field or
+ * operation does not move, and names the file and the anchor when it cannot.
  */
+import { parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { copyProject, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
 
 const HOST = '127.0.0.1';
+const OPERATION_ID = 'retirePetExample';
+const PATH = '/retire-pet-example/{petId}';
+const STORE_METHOD = 'retireExample';
+const THIS_FILE = 'test/storeMethodLoop.test.ts';
 
-const OPERATION = `    delete:
-      operationId: deletePet
-      summary: Delete an animal
-      description: |
-        Removes one animal by its identifier. Answers 204 without a body, or 404 when there is no
-        such animal.
-      tags: [Pets]
-      parameters:
-        - $ref: '#/components/parameters/PetId'
-      responses:
-        '204':
-          description: Deleted.
-        '400':
-          $ref: '#/components/responses/InvalidPetId'
-        '401':
-          $ref: '#/components/responses/Unauthorized'
-        '404':
-          $ref: '#/components/responses/NotFound'
-        '429':
-          $ref: '#/components/responses/TooManyRequests'
-        '500':
-          $ref: '#/components/responses/InternalError'
-        default:
-          $ref: '#/components/responses/UnexpectedError'
-`;
+const OPERATION = {
+  delete: {
+    operationId: OPERATION_ID,
+    summary: 'Retire an animal',
+    description: 'Removes one animal by its identifier. Answers 204 without a body, or 404 when there is no such animal.',
+    tags: ['Pets'],
+    parameters: [{ $ref: '#/components/parameters/PetId' }],
+    responses: {
+      '204': { description: 'Retired.' },
+      '400': { $ref: '#/components/responses/InvalidPetId' },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '404': { $ref: '#/components/responses/NotFound' },
+      '429': { $ref: '#/components/responses/TooManyRequests' },
+      '500': { $ref: '#/components/responses/InternalError' },
+      default: { $ref: '#/components/responses/UnexpectedError' },
+    },
+  },
+};
+
+/** README step 1: the operation at the end of `paths`, kept in the spec's own formatting. */
+function addOperation(specText: string): string {
+  const doc = parseDocument(specText);
+  if (doc.errors.length > 0) throw new Error(`the copy's spec/openapi.yaml does not parse: ${doc.errors.map((e) => e.message).join('; ')}`);
+  if (doc.hasIn(['paths', PATH])) throw new Error(`spec/openapi.yaml already has the path ${PATH}: pick another made-up path in ${THIS_FILE}`);
+  if (new RegExp(`operationId:\\s*${OPERATION_ID}\\b`).test(specText)) throw new Error(`spec/openapi.yaml already has an operation ${OPERATION_ID}: pick another made-up name in ${THIS_FILE}`);
+  doc.setIn(['paths', PATH], doc.createNode(OPERATION));
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
+/** README step 5: import the handler in handlers/index.ts and add it to the map, whatever the map holds now. */
+function addToHandlerMap(indexText: string): string {
+  const map = /(export const handlers = \{)([^}]*)(\} satisfies Handlers;)/;
+  if (!map.test(indexText)) throw new Error('handlers/index.ts: the `export const handlers = { … } satisfies Handlers;` map is not there any more');
+  const lastImport = [...indexText.matchAll(/^import .*;$/gm)].at(-1);
+  if (!lastImport || lastImport.index === undefined) throw new Error('handlers/index.ts has no import line');
+  const at = lastImport.index + lastImport[0].length + 1;
+  const withImport = `${indexText.slice(0, at)}import { ${OPERATION_ID} } from './${OPERATION_ID}.js';\n${indexText.slice(at)}`;
+  return withImport.replace(map, (_all, open: string, names: string, close: string) => `${open}${names.trimEnd()}, ${OPERATION_ID} ${close}`);
+}
 
 const HANDLER = `import type { Handler } from '../src/contract.js';
 import { errorBody } from '../src/contract.js';
 
-/** deletePet: DELETE /pets/{petId}. */
-export const deletePet: Handler<'deletePet'> = async ({ path }, { pets }) => {
-  if (!(await pets.delete(path.petId))) return { status: 404, body: errorBody(404, 'not_found', \`No animal has id \${path.petId}.\`) };
+/** ${OPERATION_ID}: DELETE ${PATH}. */
+export const ${OPERATION_ID}: Handler<'${OPERATION_ID}'> = async ({ path }, { pets }) => {
+  if (!(await pets.${STORE_METHOD}(path.petId))) return { status: 404, body: errorBody(404, 'not_found', \`No animal has id \${path.petId}.\`) };
   return { status: 204, body: undefined };
 };
 `;
@@ -58,7 +81,7 @@ function copyEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 const output = (result: CommandResult) => `exit ${String(result.code)}\n${result.stdout}\n${result.stderr}`;
 
-describe('an operation that needs a new store method, through the documented loop: deletePet on a copy', () => {
+describe(`an operation that needs a new store method, through the documented loop: ${OPERATION_ID} on a copy`, () => {
   let copy: ProjectCopy;
   let generate: CommandResult;
   let lint: CommandResult;
@@ -66,33 +89,30 @@ describe('an operation that needs a new store method, through the documented loo
   let server: RunningProcess | undefined;
 
   beforeAll(async () => {
-    copy = copyProject('animal-store-delete-pet-');
-    // 1. The spec: a DELETE beside getPet.
-    copy.edit('spec/openapi.yaml', (text) =>
-      replaceOnce(text, "          $ref: '#/components/responses/UnexpectedError'\ncomponents:\n", `          $ref: '#/components/responses/UnexpectedError'\n${OPERATION}components:\n`, 'spec/openapi.yaml (the end of getPet)'),
-    );
-    // 3. npm run generate: the types, the bundled contract, and a 501 stub for deletePet.
+    copy = copyProject('animal-store-store-method-');
+    // 1. The spec: a DELETE on a path of its own.
+    copy.edit('spec/openapi.yaml', addOperation);
+    // 3. npm run generate: the types, the bundled contract, and a 501 stub for the operation.
     generate = await runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir, env: copyEnv() });
     if (generate.code !== 0) throw new Error(`npm run generate failed in the copy:\n${output(generate)}`);
     // 5. The handler, in the map; the store method in the interface and its implementation.
-    copy.write('handlers/deletePet.ts', HANDLER);
-    copy.edit('handlers/index.ts', (text) =>
-      replaceOnce(
-        replaceOnce(text, "import { createPet } from './createPet.js';\n", "import { createPet } from './createPet.js';\nimport { deletePet } from './deletePet.js';\n", 'handlers/index.ts (imports)'),
-        '{ listPets, createPet, getPet }',
-        '{ listPets, createPet, getPet, deletePet }',
-        'handlers/index.ts (the map)',
-      ),
-    );
-    copy.edit('src/store/types.ts', (text) =>
-      replaceOnce(text, '  get(id: number): Promise<Pet | undefined>;\n', '  get(id: number): Promise<Pet | undefined>;\n  /** Removes the animal; false when there was none. */\n  delete(id: number): Promise<boolean>;\n', 'src/store/types.ts (PetStore)'),
-    );
+    copy.write(`handlers/${OPERATION_ID}.ts`, HANDLER);
+    copy.edit('handlers/index.ts', addToHandlerMap);
+    copy.edit('src/store/types.ts', (text) => {
+      if (new RegExp(`\\b${STORE_METHOD}\\(`).test(text)) throw new Error(`src/store/types.ts already has a ${STORE_METHOD} method: pick another made-up name in ${THIS_FILE}`);
+      return replaceOnce(
+        text,
+        'export interface PetStore {\n',
+        `export interface PetStore {\n  /** Removes the animal; false when there was none. */\n  ${STORE_METHOD}(id: number): Promise<boolean>;\n`,
+        'src/store/types.ts (the PetStore interface)',
+      );
+    });
     copy.edit('src/store/pets.ts', (text) =>
       replaceOnce(
         text,
         '    async get(id) {\n',
-        "    async delete(id) {\n      const result = await db.deleteFrom('pets').where('id', '=', id).executeTakeFirst();\n      return result.numDeletedRows > 0n;\n    },\n\n    async get(id) {\n",
-        'src/store/pets.ts (the store)',
+        `    async ${STORE_METHOD}(id) {\n      const result = await db.deleteFrom('pets').where('id', '=', id).executeTakeFirst();\n      return result.numDeletedRows > 0n;\n    },\n\n    async get(id) {\n`,
+        'src/store/pets.ts (the store object, at its get method)',
       ),
     );
 
@@ -113,8 +133,8 @@ describe('an operation that needs a new store method, through the documented loo
     copy?.remove();
   });
 
-  it('npm run generate scaffolded handlers/deletePet.ts, and npm run lint passes with it written (Redocly, Spectral, the gate, tsc)', () => {
-    expect(output(generate)).toContain('deletePet');
+  it(`npm run generate scaffolded handlers/${OPERATION_ID}.ts, and npm run lint passes with it written (Redocly, Spectral, the gate, tsc)`, () => {
+    expect(output(generate)).toContain(`handlers/${OPERATION_ID}.ts`);
     expect(lint.code, output(lint)).toBe(0);
   });
 
@@ -133,14 +153,15 @@ describe('an operation that needs a new store method, through the documented loo
     const create = async (name: string) => (await (await fetch(`${api}/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name, categoryId: 1 }) })).json()) as { id: number };
     const [kept, doomed] = [await create('Kept'), await create('Doomed')];
 
-    const deleted = await fetch(`${api}/pets/${doomed.id}`, { method: 'DELETE', headers: auth });
+    const retire = (id: number, headers: Record<string, string>) => fetch(`${api}${PATH.replace('{petId}', String(id))}`, { method: 'DELETE', headers });
+    const deleted = await retire(doomed.id, auth);
     expect(deleted.status).toBe(204);
     expect(await deleted.text()).toBe('');
     expect((await fetch(`${api}/pets/${doomed.id}`, { headers: auth })).status).toBe(404);
-    const again = await fetch(`${api}/pets/${doomed.id}`, { method: 'DELETE', headers: auth });
+    const again = await retire(doomed.id, auth);
     expect(again.status).toBe(404);
     expect(await again.json()).toMatchObject({ code: 'not_found', status: 404 });
-    expect((await fetch(`${api}/pets/${doomed.id}`, { method: 'DELETE' })).status).toBe(401);
+    expect((await retire(doomed.id, {})).status).toBe(401);
     const listed = (await (await fetch(`${api}/pets`, { headers: auth })).json()) as { id: number }[];
     expect(listed.map((pet) => pet.id)).toEqual([kept.id]);
   });
