@@ -13,6 +13,7 @@
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { apiCompare, type Diff } from 'api-smart-diff';
 import { breakingChangeRules } from './breakingRules.js';
+import { comparePatterns, type PatternRelation } from './patternScope.js';
 
 export type ChangeKind = 'added' | 'changed' | 'deprecated' | 'removed';
 export interface Change {
@@ -149,6 +150,8 @@ function capital(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+const PATTERN_RELATION: Record<Exclude<PatternRelation, 'other'>, string> = { same: 'accepts the same values', wider: 'accepts more values', narrower: 'accepts fewer values' };
+
 /** A keyword's value changed, was added or removed, on a field: the generic line, with the values when they are short. */
 function keywordLine(action: Action, keyword: string, target: string, was: unknown, is: unknown): Line {
   const [a, b] = [shown(was), shown(is)];
@@ -217,6 +220,12 @@ function schemaChange(seen: Seen, schemaPath: Path, owner: SchemaOwner): Describ
     return keywordLine('replace', keyword, target, at(seen.before, keywordPath), at(seen.after, keywordPath));
   }
   if (keyword === 'type' && diff.action === 'replace') return { kind: 'changed', text: `Changed the type of ${target} from ${shown(diff.before) ?? '…'} to ${shown(diff.after) ?? '…'}` };
+  if (keyword === 'pattern' && diff.action === 'replace') {
+    // What the reader wants to know of a rewritten pattern is whether it still accepts what it did.
+    const line = keywordLine(diff.action, keyword, target, diff.before, diff.after);
+    const relation = comparePatterns(String(diff.before), String(diff.after));
+    return relation === 'other' ? line : { ...line, text: `${line.text} (${PATTERN_RELATION[relation]})` };
+  }
   return keywordLine(diff.action, keyword, target, diff.before, diff.after);
 }
 
