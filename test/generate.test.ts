@@ -65,13 +65,14 @@ describe('npm run generate', () => {
     const specPath = join(copy, 'spec/openapi.yaml');
     const spec = readFileSync(specPath, 'utf8')
       .replace('      operationId: listPets\n', "      operationId: listPets\n      deprecated: true\n      x-deprecated-at: '2027-01-01T00:00:00Z'\n      x-sunset: '2031-06-30T00:00:00Z'\n      x-replacement: GET /animals\n")
-      .replace('  /pets/{petId}:\n', "  /pets/{petId}:\n    delete:\n      operationId: deletePet\n      summary: Remove an animal\n      responses:\n        '204':\n          description: Removed.\n");
+      // A made-up operation on a path of its own: a spec with a deletePet of its own still gains one.
+      .replace('  /pets/{petId}:\n', "  /retire-pet-example:\n    delete:\n      operationId: retirePetExample\n      summary: Remove an animal\n      responses:\n        '204':\n          description: Removed.\n  /pets/{petId}:\n");
     writeFileSync(specPath, spec);
     await expect(generate('--check')).rejects.toMatchObject({ stderr: expect.stringContaining('generated/operations.ts') });
     await generate();
     const operations = readFileSync(join(copy, 'generated/operations.ts'), 'utf8');
-    expect(operations).toContain('deletePet: { method: "delete", path: "/pets/{petId}" },');
-    expect(operations).toMatch(/\/\*\* Remove an animal: `DELETE \/pets\/\{petId\}`\. \*\/\n {2}deletePet: /);
+    expect(operations).toContain('retirePetExample: { method: "delete", path: "/retire-pet-example" },');
+    expect(operations).toMatch(/\/\*\* Remove an animal: `DELETE \/retire-pet-example`\. \*\/\n {2}retirePetExample: /);
     expect(operations).toMatch(/: `GET \/pets`\.\n {3}\*\n {3}\* @deprecated Removed on 2031-06-30 \(x-sunset\): use GET \/animals instead\.\n {3}\*\/\n {2}listPets: /);
     expect(operations).toContain('@deprecated Removed on 2030-12-05 (x-sunset): use GET /pets with the status filter instead.');
     expect(operations.match(/@deprecated/g)).toHaveLength(2);
