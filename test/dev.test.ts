@@ -114,15 +114,15 @@ describe('npm run dev', () => {
       replaceOnce(
         text,
         '      description: An animal as returned. It has every field of `NewPet` plus `id`.\n      type: object\n      required: [id, name, categoryId, status]\n      additionalProperties: false\n      properties:\n',
-        '      description: An animal as returned. It has every field of `NewPet` plus `id`.\n      type: object\n      required: [id, name, categoryId, status]\n      additionalProperties: false\n      properties:\n        nickname:\n          type: string\n',
+        '      description: An animal as returned. It has every field of `NewPet` plus `id`.\n      type: object\n      required: [id, name, categoryId, status]\n      additionalProperties: false\n      properties:\n        devLoopExampleField:\n          type: string\n',
         "Pet's properties in spec/openapi.yaml",
       ),
     );
     await printed(/Wrote:\n {2}generated\/openapi\.json\n {2}generated\/openapi\.d\.ts/, from);
-    expect(copy.read('generated/openapi.d.ts')).toMatch(/nickname\?: string/);
-    const contract = await served('/openapi.json', (text) => text.includes('"nickname"'));
+    expect(copy.read('generated/openapi.d.ts')).toMatch(/devLoopExampleField\?: string/);
+    const contract = await served('/openapi.json', (text) => text.includes('"devLoopExampleField"'));
     const pet = (JSON.parse(contract) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } }).components.schemas.Pet;
-    expect(pet?.properties.nickname).toEqual({ type: 'string' });
+    expect(pet?.properties.devLoopExampleField).toEqual({ type: 'string' });
   }, 120_000);
 
   it('a saved spec edit adding an operation: its stub is scaffolded, and until handlers/index.ts lists it the server answers 501 saying so', async () => {
@@ -131,15 +131,15 @@ describe('npm run dev', () => {
       replaceOnce(
         text,
         '\npaths:\n',
-        "\npaths:\n  /species:\n    get:\n      operationId: listSpecies\n      summary: List species\n      description: Public.\n      tags: [pets]\n      security: []\n      responses:\n        '200':\n          description: Species.\n          content:\n            application/json:\n              schema:\n                type: array\n                maxItems: 10\n                items:\n                  type: string\n                  maxLength: 20\n              example: [cat]\n        '500':\n          $ref: '#/components/responses/InternalError'\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n",
+        "\npaths:\n  /species-example:\n    get:\n      operationId: listSpeciesExample\n      summary: List species\n      description: Public.\n      tags: [pets]\n      security: []\n      responses:\n        '200':\n          description: Species.\n          content:\n            application/json:\n              schema:\n                type: array\n                maxItems: 10\n                items:\n                  type: string\n                  maxLength: 20\n              example: [cat]\n        '500':\n          $ref: '#/components/responses/InternalError'\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n",
         'the paths of spec/openapi.yaml',
       ),
     );
-    await printed(/handlers\/listSpecies\.ts/, from);
+    await printed(/handlers\/listSpeciesExample\.ts/, from);
     let reply: { status: number; body: string } = { status: 0, body: '' };
     for (let i = 0; i < 600 && reply.status !== 501; i++) {
       try {
-        const response = await fetch(`${base}/v1/species`, { signal: AbortSignal.timeout(5000) });
+        const response = await fetch(`${base}/v1/species-example`, { signal: AbortSignal.timeout(5000) });
         reply = { status: response.status, body: await response.text() };
       } catch {
         // restarting: nothing listens for a moment
@@ -160,7 +160,7 @@ describe('npm run dev', () => {
     expect(dev.output().slice(from)).toMatch(/Failed to parse API description at \S*spec\/openapi\.yaml/);
     expect(copy.read('generated/openapi.json')).toBe(generated);
     // The server that answers is the one from before: same contract, no restart since the save.
-    expect(await served('/openapi.json', () => true)).toContain('"nickname"');
+    expect(await served('/openapi.json', () => true)).toContain('"devLoopExampleField"');
     expect(dev.output().slice(from)).not.toContain('Restarting');
 
     // Fixed: generate runs again and finds nothing to change.
