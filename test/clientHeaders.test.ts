@@ -14,7 +14,7 @@
  *   `sunset` is a Date on getPet only.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headerParsers, type HeaderFact } from '../client/headerValues.js';
 import { nextLink } from '../client/index.js';
@@ -32,6 +31,7 @@ import { readResponseHeaders } from '../client/responseHeaders.js';
 import { HEADER_KINDS, responseHeadersOf } from '../scripts/lib/responseHeaders.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import type { HeadersResult } from './fixtures/headers-page/page.js';
+import { compile, compileCases, diagnosticText as text } from './support/compile.js';
 import { addPets, startTestServer, type TestServer } from './support/server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -324,14 +324,6 @@ describe('the generator derives every declared header, a new one included', () =
   });
 });
 
-/** The diagnostics of `files`, compiled with the options of the tsconfig.json in `projectRoot`. */
-function compile(projectRoot: string, files: readonly string[]): ts.Diagnostic[] {
-  const configPath = join(projectRoot, 'tsconfig.json');
-  const read = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
-  const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, projectRoot, undefined, configPath);
-  return [...ts.getPreEmitDiagnostics(ts.createProgram({ rootNames: files, options: parsed.options }))];
-}
-const text = (d: ts.Diagnostic) => `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
 
 describe('a header added to the spec, on a copy of the project', () => {
   let copy = '';
@@ -383,7 +375,7 @@ if (listed.data) {
 }
 `,
     );
-    expect(compile(copy, [use]).map(text)).toEqual([]);
+    expect(compile(copy, [use]).map((d) => text(d))).toEqual([]);
     const { stdout } = await tsx('use.ts');
     expect(JSON.parse(stdout)).toEqual({ total: 12, requestId: 'req-7' });
   }, 180_000);
@@ -449,18 +441,10 @@ export const next = listed.headers.link?.nxt;
 `,
 } as const;
 type CaseName = keyof typeof CASES;
-const diagnostics = new Map<CaseName | 'elsewhere', string[]>();
-const fileOf = (name: CaseName) => join(tmpDir, `${name}.ts`);
-
 describe('the compiler checks the headers', () => {
+  let diagnostics = new Map<CaseName | 'elsewhere', string[]>();
   beforeAll(() => {
-    mkdirSync(tmpDir, { recursive: true });
-    for (const [name, text] of Object.entries(CASES)) writeFileSync(fileOf(name as CaseName), text);
-    const byFile = new Map<string, CaseName>(Object.keys(CASES).map((n) => [ts.sys.resolvePath(fileOf(n as CaseName)), n as CaseName]));
-    for (const d of compile(root, Object.keys(CASES).map((n) => fileOf(n as CaseName)))) {
-      const owner = (d.file && byFile.get(ts.sys.resolvePath(d.file.fileName))) || 'elsewhere';
-      diagnostics.set(owner, [...(diagnostics.get(owner) ?? []), text(d)]);
-    }
+    diagnostics = compileCases(root, tmpDir, CASES);
   }, 120_000);
   afterAll(() => rmSync(tmpDir, { recursive: true, force: true }));
   const errorsOf = (name: CaseName | 'elsewhere') => diagnostics.get(name) ?? [];

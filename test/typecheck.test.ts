@@ -12,11 +12,12 @@
  * The folder is named `.vitest-typecheck-*`: git ignores it (.gitignore has `.vitest-*` folders) and `tsc -p`
  * skips it (dot-folders are not matched by `include`), so a concurrent `tsc` never sees the cases.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileCases, compilerOptionsOf } from './support/compile.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tmpDir = join(root, 'test', `.vitest-typecheck-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
@@ -149,7 +150,7 @@ export const calls = [api.listPets({ params: { query: { limit: 5 } } }), api.cre
 type CaseName = keyof typeof CASES;
 type EditorCaseName = keyof typeof EDITOR_CASES;
 
-const diagnostics = new Map<CaseName | 'elsewhere', string[]>();
+let diagnostics = new Map<CaseName | 'elsewhere', string[]>();
 let compilerOptions: ts.CompilerOptions = {};
 
 function fileOf(name: CaseName | EditorCaseName): string {
@@ -157,23 +158,9 @@ function fileOf(name: CaseName | EditorCaseName): string {
 }
 
 beforeAll(() => {
-  mkdirSync(tmpDir, { recursive: true });
-  for (const [name, text] of Object.entries({ ...CASES, ...EDITOR_CASES })) writeFileSync(fileOf(name as CaseName), text);
-
-  const configPath = join(root, 'tsconfig.json');
-  const read = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
-  if (read.error) throw new Error(ts.flattenDiagnosticMessageText(read.error.messageText, '\n'));
-  const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, root, undefined, configPath);
-  if (parsed.errors.length > 0) throw new Error(parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n'));
-  compilerOptions = parsed.options;
-
-  const program = ts.createProgram({ rootNames: Object.keys(CASES).map((n) => fileOf(n as CaseName)), options: parsed.options });
-  const byFile = new Map<string, CaseName>(Object.keys(CASES).map((n) => [ts.sys.resolvePath(fileOf(n as CaseName)), n as CaseName]));
-  for (const d of ts.getPreEmitDiagnostics(program)) {
-    const owner = (d.file && byFile.get(ts.sys.resolvePath(d.file.fileName))) || 'elsewhere';
-    const where = d.file && d.start !== undefined ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
-    diagnostics.set(owner, [...(diagnostics.get(owner) ?? []), `${where}TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`]);
-  }
+  compilerOptions = compilerOptionsOf(root);
+  diagnostics = compileCases(root, tmpDir, CASES, true);
+  for (const [name, text] of Object.entries(EDITOR_CASES)) writeFileSync(fileOf(name as EditorCaseName), text);
 }, 120_000);
 
 afterAll(() => {
