@@ -39,6 +39,9 @@ function singleClass(pattern: string): RegExp | undefined {
   return m?.[1] ? patternRegExp(`^${m[1]}$`) : undefined;
 }
 
+// With the u flag a surrogate code point matches only where it is not half of a pair.
+const wellFormed = (s: string) => !/\p{Cs}/u.test(s);
+
 /** One character the schema's pattern allows in any position. */
 function charArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
   if (!schema.pattern) return anyCodePoint;
@@ -75,7 +78,7 @@ export function validValue(contract: ContractSpec, raw: JsonSchema): fc.Arbitrar
       const min = schema.minLength ?? 0;
       const max = schema.maxLength ?? Math.max(min, DEFAULT_MAX_LENGTH);
       const whole = schema.pattern ? patternRegExp(schema.pattern) : undefined;
-      return stringOfLength(charArbitrary(schema), lengthArbitrary(min, max)).filter((s) => whole === undefined || whole.test(s));
+      return stringOfLength(charArbitrary(schema), lengthArbitrary(min, max)).filter((s) => wellFormed(s) && (whole === undefined || whole.test(s)));
     }
     case 'array': {
       const items = schema.items ?? {};
@@ -174,6 +177,13 @@ function invalidString(contract: ContractSpec, schema: JsonSchema): fc.Arbitrary
     });
     options.push(spliced.filter((value) => !whole.test(value) && codePointLength(value) >= min).map((value) => ({ value, field: '', reason: `breaks pattern ${schema.pattern}` })));
   }
+  // The contract's strings are well-formed Unicode whatever their pattern: a lone surrogate is refused.
+  const lonely = fc.tuple(valid, fc.integer({ min: 0xd800, max: 0xdfff }), fc.nat()).map(([base, unit, at]) => {
+    const chars = [...base];
+    chars.splice(at % (chars.length + 1), 0, String.fromCharCode(unit));
+    return chars.join('');
+  });
+  options.push(lonely.filter((value) => !wellFormed(value)).map((value) => ({ value, field: '', reason: 'holds a lone surrogate' })));
   return fc.oneof(...options);
 }
 
@@ -249,8 +259,9 @@ export function invalidParameterText(contract: ContractSpec, raw: JsonSchema): f
     // spelling of one (a 400, replayed in regressions.ts: lenientIntegers): neither is drawn.
     return fc.oneof(numeric, text).filter((s) => !integerTextIsValid(s, schema));
   }
+  // A URL carries UTF-8 only: a lone surrogate would arrive as U+FFFD, another value than drawn.
   return invalidValue(contract, schema)
-    .filter((v) => typeof v.value === 'string')
+    .filter((v) => typeof v.value === 'string' && wellFormed(v.value))
     .map((v) => v.value as string);
 }
 
