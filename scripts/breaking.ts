@@ -15,12 +15,13 @@
  *
  * Exit status: 0 no breaking change, 1 breaking changes (listed), 2 usage or tool error.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { apiCompare, type Diff } from 'api-smart-diff';
 import { projectRoot } from '../src/paths.js';
 import { breakingChangeRules } from './lib/breakingRules.js';
+import { releasesIn } from './lib/releases.js';
 import { readWaivers, WAIVERS_FILE, type Waiver } from './lib/waivers.js';
 import { CONTRACT_DATE, ContractDateError, contractDay, removableFrom, sunsetDate, sunsetInstant, sunsetRemovals, where } from './lib/sunsets.js';
 
@@ -80,19 +81,15 @@ const rel = (file: string) => {
   return r.startsWith('..') || isAbsolute(r) ? file : r;
 };
 
-const versionOf = (name: string) => /^(\d+)\.(\d+)\.(\d+)\.json$/.exec(name)?.slice(1).map(Number);
-
-/** Every spec/released/<major>.<minor>.<patch>.json of the newest major version, oldest first (by version, not by name or date). */
+/** Every spec/released/<x.y.z>.json of the newest major version, oldest first (by version, not by name or date). */
 function releasesOfNewestMajor(): string[] {
-  const files = existsSync(releasedDir) ? readdirSync(releasedDir).filter((f) => versionOf(f)) : [];
-  const sorted = files.sort((a, b) => {
-    const [x, y] = [versionOf(a) ?? [], versionOf(b) ?? []];
-    return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
-  });
-  const newest = sorted.at(-1);
+  const releases = releasesIn(releasedDir);
+  const newest = releases[0];
   if (!newest) fail(`No released contract in ${rel(releasedDir)}/ (expected <x.y.z>.json files)`);
-  const major = versionOf(newest)![0];
-  return sorted.filter((f) => versionOf(f)![0] === major).map((f) => join(releasedDir, f));
+  return releases
+    .filter((r) => r.parts[0] === newest.parts[0])
+    .reverse()
+    .map((r) => r.file);
 }
 
 /**

@@ -44,7 +44,7 @@ import { docsDocument, type DocsDocument } from './lib/docsContract.js';
 import { barHtml, type DocsPageId, type DocsVariant } from './lib/docsMenu.js';
 import { dressReferencePage, pruneRenderCache, remoteResources, renderRedoc, tryItPanelScript } from './lib/docsPage.js';
 import { basePathOf, SANDBOX_BASE_URL, tryItOperations, type TryItConfig } from './lib/docsTryIt.js';
-import { releasesIn, type Release } from './lib/docsVersions.js';
+import { releasesIn, type Release } from './lib/releases.js';
 
 const HELP = `Usage: npm run docs
 

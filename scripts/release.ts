@@ -20,6 +20,7 @@ import { dirname, join } from 'node:path';
 import { isScalar, parseDocument } from 'yaml';
 import { projectRoot } from '../src/paths.js';
 import { changesMarkdown, contractChanges } from './lib/contractChanges.js';
+import { compareVersions, parseVersion, releasesIn } from './lib/releases.js';
 
 const HELP = `Usage: npm run release -- <x.y.z> [--date YYYY-MM-DD]
 
@@ -42,8 +43,6 @@ breaking-change gate (npm run breaking) finds a break.
 
 Exit status: 0 released, 1 refused, 2 usage error.`;
 
-type Version = [number, number, number];
-
 const root = projectRoot;
 const specFile = 'spec/openapi.yaml';
 const changelogFile = 'spec/CHANGELOG.md';
@@ -60,11 +59,6 @@ function refuse(message: string): never {
   process.exit(1);
 }
 
-const parseVersion = (text: string): Version | undefined => {
-  const match = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/.exec(text);
-  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined;
-};
-const compare = (a: Version, b: Version) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 function parseArgs(argv: string[]): { version: string; date: string } {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -90,16 +84,6 @@ function parseArgs(argv: string[]): { version: string; date: string } {
   }
   if (version === undefined) usage('which version? e.g. npm run release -- 1.2.0');
   return { version, date };
-}
-
-/** Every spec/released/<x.y.z>.json, newest last. */
-function releases(): { version: Version; name: string }[] {
-  const dir = join(root, releasedDir);
-  const found = existsSync(dir) ? readdirSync(dir) : [];
-  return found
-    .map((file) => ({ name: file.replace(/\.json$/, ''), version: file.endsWith('.json') ? parseVersion(file.slice(0, -5)) : undefined }))
-    .filter((r): r is { version: Version; name: string } => r.version !== undefined)
-    .sort((a, b) => compare(a.version, b.version));
 }
 
 const read = (file: string, base = root) => readFileSync(join(base, file), 'utf8');
@@ -238,21 +222,20 @@ function generatedFiles(newFiles: Map<string, string>): Map<string, string> {
 const { version, date } = parseArgs(process.argv.slice(2));
 const wanted = parseVersion(version);
 if (!wanted) refuse(`"${version}" is not a version: three numbers, x.y.z (e.g. 1.2.0), without a "v" or a suffix.`);
-const released = releases();
-const newest = released.at(-1);
+const newest = releasesIn(join(root, releasedDir))[0];
 if (!newest) refuse(`No released contract in ${releasedDir}/ to release after.`);
-if (compare(wanted, newest.version) <= 0) {
-  refuse(`${version} is not above the newest released contract, ${newest.name} (${releasedDir}/${newest.name}.json). Choose a greater version, e.g. ${newest.version[0]}.${newest.version[1] + 1}.0.`);
+if (compareVersions(wanted, newest.parts) <= 0) {
+  refuse(`${version} is not above the newest released contract, ${newest.version} (${releasedDir}/${newest.version}.json). Choose a greater version, e.g. ${newest.parts[0]}.${newest.parts[1] + 1}.0.`);
 }
-if (wanted[0] !== newest.version[0]) {
+if (wanted[0] !== newest.parts[0]) {
   refuse(
     `${version} is a new major version. A major version is a new contract (a /v2 API, served beside /v1), not a release of this one: ` +
-      `npm run release makes minor and patch releases of ${newest.version[0]}.x only. For a compatible change, release ${newest.version[0]}.${newest.version[1] + 1}.0.`,
+      `npm run release makes minor and patch releases of ${newest.parts[0]}.x only. For a compatible change, release ${newest.parts[0]}.${newest.parts[1] + 1}.0.`,
   );
 }
 if (!/^## Unreleased\s*$/m.test(read(changelogFile))) refuse(`${changelogFile} has no "## Unreleased" section to release.`);
 
-console.log(`Releasing the contract ${newest.name} -> ${version} (${date}).`);
+console.log(`Releasing the contract ${newest.version} -> ${version} (${date}).`);
 check('Redocly lint of the spec', bin('redocly'), ['lint']);
 check('Spectral (OWASP) lint of the spec', bin('spectral'), ['lint', specFile, '--ruleset', '.spectral.yaml', '--fail-severity=warn']);
 check('Breaking-change gate', bin('tsx'), ['scripts/breaking.ts']);
@@ -272,13 +255,13 @@ const scratch = mkdtempSync(join(tmpdir(), 'animal-store-release-contract-'));
 const groups = await (async () => {
   try {
     writeFileSync(join(scratch, 'openapi.json'), bundled);
-    return await contractChanges(join(root, releasedDir, `${newest.name}.json`), join(scratch, 'openapi.json'));
+    return await contractChanges(join(root, releasedDir, `${newest.version}.json`), join(scratch, 'openapi.json'));
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 })();
-if (groups.length === 0) refuse(`The contract has not changed since ${newest.name}: nothing to release.`);
-files.set(changelogFile, changelogWithRelease(read(changelogFile), version, date, newest.name, changesMarkdown(groups, 4)));
+if (groups.length === 0) refuse(`The contract has not changed since ${newest.version}: nothing to release.`);
+files.set(changelogFile, changelogWithRelease(read(changelogFile), version, date, newest.version, changesMarkdown(groups, 4)));
 
 // Every check passed and every file is built: now the working tree.
 for (const [file, text] of files) {

@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bundledSpecPath, docsPath, projectRoot } from '../src/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { startTestServer, type TestServer } from './support/server.js';
@@ -27,6 +27,10 @@ const releases = readdirSync(join(projectRoot, 'spec', 'released'))
   .sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
 const workingVersion = (JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as { info: { version: string } }).info.version;
 const MENU = ['Working contract', ...releases, 'What changed'];
+
+// Each test renders several Redoc pages of 2.5 MB; on a machine busy with other suites a render
+// takes many times its quiet duration. The bounds are generous because nothing here is timed.
+vi.setConfig({ testTimeout: 240_000 });
 
 /** A local address: the file itself, what the page derives in memory, and this machine. */
 function isLocal(url: string): boolean {
@@ -49,7 +53,7 @@ async function rendered(page: Page, what: string): Promise<void> {
     return;
   }
   const version = what === 'Working contract' ? workingVersion : what;
-  await page.getByRole('heading', { name: `Animal Store API (${version})`, level: 1 }).waitFor({ state: 'visible', timeout: 20_000 });
+  await page.getByRole('heading', { name: `Animal Store API (${version})`, level: 1 }).waitFor({ state: 'visible', timeout: 60_000 });
   // Redoc ran (hydrated): its sidebar lists the operations' tag.
   await page.getByRole('link', { name: 'Pets', exact: true }).first().waitFor({ state: 'visible' });
 }
@@ -82,6 +86,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`docs per version, the changes page and T
       args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-gpu'],
     });
     context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    context.setDefaultTimeout(90_000);
     // Everything the pages and their workers ask for; anything not on this machine is refused.
     await context.route('**/*', async (route) => {
       const url = route.request().url();
@@ -226,7 +231,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`docs per version, the changes page and T
       const page = await context.newPage();
       // Opened at an operation (the deprecation Link's address), the panel starts on it.
       await page.goto(`${server.origin}/docs#tag/Pets/operation/getPet`, { waitUntil: 'load' });
-      await page.getByRole('heading', { name: 'Get an animal', level: 2 }).waitFor({ state: 'visible', timeout: 20_000 });
+      await page.getByRole('heading', { name: 'Get an animal', level: 2 }).waitFor({ state: 'visible', timeout: 60_000 });
       await page.getByRole('button', { name: 'Try it' }).click();
       expect(await page.locator('#try-it-operation').inputValue()).toBe('getPet');
       expect(await page.locator('#try-it-server-this').isChecked()).toBe(true);
