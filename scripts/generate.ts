@@ -13,6 +13,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { isoDay } from '../src/instant.js';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
 import { bundleSpec } from './lib/redocly.js';
@@ -53,8 +54,7 @@ async function types(document: OpenApiDocument): Promise<string> {
 function day(iso: string): string {
   const at = Date.parse(iso);
   if (Number.isNaN(at)) return iso;
-  const instant = new Date(at).toISOString().replace('.000Z', 'Z');
-  return instant.endsWith('T00:00:00Z') ? instant.slice(0, 10) : instant;
+  return isoDay(at);
 }
 
 /** Text safe inside a JSDoc block: one line, and no `*\/` to end the comment early. */

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { Interval } from 'luxon';
+import { isoInstant } from './instant.js';
 import { projectRoot } from './paths.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -214,7 +215,7 @@ function readBrownouts(env: Env): Brownout[] {
     if (interval.isEmpty()) throw new ConfigError(`DEPRECATION_BROWNOUTS: "${entry}" is an empty interval; give it a duration`);
     const start = interval.start.toMillis();
     const end = interval.end.toMillis();
-    brownouts.push({ start, end, text: `${new Date(start).toISOString().replace('.000Z', 'Z')}/${new Date(end).toISOString().replace('.000Z', 'Z')}` });
+    brownouts.push({ start, end, text: `${isoInstant(start)}/${isoInstant(end)}` });
   }
   return brownouts.sort((a, b) => a.start - b.start);
 }

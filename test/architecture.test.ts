@@ -68,7 +68,7 @@ function cyclesIn(graph: ICruiseResult): string[] {
  */
 const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly string[] }> = [
   // The spec's types, configuration, logging, reading the spec, and which errors mean an outage.
-  { layer: 'shared', files: /^src\/(paths|config|logger|spec|schemas|unavailable|shutdown)\.ts$/, mayImport: ['shared'] },
+  { layer: 'shared', files: /^src\/(paths|config|logger|spec|schemas|unavailable|shutdown|instant)\.ts$/, mayImport: ['shared'] },
   // The handler contract and what it hands to handlers: the store's interface, cursors; API keys' format.
   { layer: 'core', files: /^src\/(contract|cursor|store\/types|auth\/apiKey)\.ts$/, mayImport: ['shared', 'core'] },
   { layer: 'handlers', files: /^handlers\//, mayImport: ['core', 'handlers'] },

@@ -6,6 +6,7 @@
  * `x-replacement`): when it goes away, what to call instead, and the brownouts before that, where
  * a reader meets the operation (Redoc shows only a badge).
  */
+import { isoDay } from '../../src/instant.js';
 
 export type DocsDocument = {
   info?: { version?: string };
@@ -30,8 +31,7 @@ function day(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const at = Date.parse(value);
   if (Number.isNaN(at)) return value;
-  const instant = new Date(at).toISOString().replace('.000Z', 'Z');
-  return instant.endsWith('T00:00:00Z') ? instant.slice(0, 10) : instant;
+  return isoDay(at);
 }
 
 /** A deprecated operation's notice (a Markdown blockquote), from its markers; the server's 410 policy in words. */

@@ -11,6 +11,7 @@
  * still get anything else from it; a sunset later in the day counts from the next day.
  */
 import $RefParser from '@apidevtools/json-schema-ref-parser';
+import { isoInstant } from '../../src/instant.js';
 
 export const CONTRACT_DATE = 'CONTRACT_DATE';
 /** How long before its sunset the lint step starts warning about a deprecated operation. */
@@ -62,7 +63,7 @@ export const where = (op: Operation) => `${op.method.toUpperCase()} ${op.path}`;
 /** The sunset's day, as the server's 410 names it. */
 export const sunsetDate = (op: Operation) => new Date(op.sunsetAt).toISOString().slice(0, 10);
 /** The sunset as the spec writes it: 2030-12-05T00:00:00Z. */
-export const sunsetInstant = (op: Operation) => new Date(op.sunsetAt).toISOString().replace('.000Z', 'Z');
+export const sunsetInstant = (op: Operation) => isoInstant(op.sunsetAt);
 /** Only a deprecated operation has a sunset the server acts on (src/http/deprecation.ts). */
 export const sunsetPassed = (op: Operation, day: ContractDay) => op.deprecated && op.sunsetAt <= day.start;
 /** 00:00 UTC of the first day on which the sunset has passed (whole days since the epoch are UTC midnights). */

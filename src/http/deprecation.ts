@@ -1,4 +1,5 @@
 import type { Brownout } from '../config.js';
+import { isoInstant } from '../instant.js';
 import type { OperationInfo } from '../spec.js';
 import { Refusal } from './refusal.js';
 
@@ -38,7 +39,7 @@ function describe(op: OperationInfo): DeprecatedOperation {
       Link: `<${docs}>; rel="deprecation"; type="text/html"`,
     },
     sunsetAt,
-    sunset: new Date(sunsetAt).toISOString().replace('.000Z', 'Z'),
+    sunset: isoInstant(sunsetAt),
     replacement: op.replacement ?? 'the operations the docs name',
   };
 }
@@ -72,7 +73,7 @@ export class Deprecations {
     const day = op.sunset.slice(0, 10);
     const options = { headers: op.headers, gone: { sunset: op.sunset, replacement: op.replacement } };
     if (brownout === undefined) return new Refusal(410, 'operation_sunset', `${op.operationId} was removed on ${day} (its sunset date). Use ${op.replacement} instead.`, options);
-    const until = new Date(brownout.end).toISOString().replace('.000Z', 'Z');
+    const until = isoInstant(brownout.end);
     return new Refusal(410, 'operation_brownout', `${op.operationId} is deprecated and is browned out until ${until} to make its callers notice; it will be removed on ${day}. Use ${op.replacement} instead.`, options);
   }
 }
