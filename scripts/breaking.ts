@@ -17,10 +17,9 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import $RefParser from '@apidevtools/json-schema-ref-parser';
-import { apiCompare, type Diff } from 'api-smart-diff';
+import type { Diff } from 'api-smart-diff';
 import { projectRoot } from '../src/paths.js';
-import { breakingChangeRules } from './lib/breakingRules.js';
+import { contractDiffs, loadContract } from './lib/contractDiff.js';
 import { releasesIn } from './lib/releases.js';
 import { readWaivers, WAIVERS_FILE, type Waiver } from './lib/waivers.js';
 import { CONTRACT_DATE, ContractDateError, contractDay, removableFrom, sunsetDate, sunsetInstant, sunsetRemovals, where } from './lib/sunsets.js';
@@ -92,13 +91,10 @@ function releasesOfNewestMajor(): string[] {
     .map((r) => r.file);
 }
 
-/**
- * The document with every $ref replaced by what it points to: other files too, never URLs (the
- * gate runs offline). A recursive schema keeps its $ref, which api-smart-diff follows itself.
- */
+/** The contract at `file`, resolved (./lib/contractDiff.ts), or an error naming it when it is missing. */
 async function load(file: string): Promise<object> {
   if (!existsSync(file)) throw new Error(`${rel(file)} does not exist`);
-  return $RefParser.dereference(file, { resolve: { http: false }, dereference: { circular: 'ignore' } });
+  return loadContract(file);
 }
 
 const PAST: Record<Diff['action'], string> = { add: 'added', remove: 'removed', replace: 'changed', rename: 'renamed' };
@@ -155,8 +151,7 @@ async function compareWith(against: string): Promise<{ diffs: Diff[]; excused: s
   try {
     const before = await load(against);
     const removals = sunsetRemovals(before, spec, day);
-    // Components are judged where they are used; only security schemes matter on their own.
-    const diffs = apiCompare(before, spec, { rules: breakingChangeRules() }).diffs.filter((d) => (d.path[0] !== 'components' || d.path[1] === 'securitySchemes') && !removals.excuses(d.path));
+    const diffs = contractDiffs(before, spec).filter((d) => !removals.excuses(d.path));
     return {
       diffs,
       excused: removals.excused.map((op) => `removed after its sunset (${sunsetDate(op)}): ${op.operationId} ${where(op)}`),

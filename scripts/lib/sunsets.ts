@@ -10,8 +10,8 @@
  * (src/http/deprecation.ts), so on such a day it answers 410 for the whole day, and no client can
  * still get anything else from it; a sunset later in the day counts from the next day.
  */
-import $RefParser from '@apidevtools/json-schema-ref-parser';
 import { isoInstant } from '../../src/instant.js';
+import { loadContract } from './contractDiff.js';
 
 export const CONTRACT_DATE = 'CONTRACT_DATE';
 /** How long before its sunset the lint step starts warning about a deprecated operation. */
@@ -165,6 +165,6 @@ export function sunsetCalendar(document: unknown, day: ContractDay, file = 'spec
 
 /** Reads `file` (YAML or JSON, path items may be $refs to other files, never URLs) and checks its calendar. */
 export async function checkSunsetCalendar(file: string, day: ContractDay, name = file): Promise<CalendarReport> {
-  const document: unknown = await $RefParser.dereference(file, { resolve: { http: false }, dereference: { circular: 'ignore' } });
+  const document: unknown = await loadContract(file);
   return sunsetCalendar(document, day, name);
 }
