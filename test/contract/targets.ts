@@ -35,10 +35,19 @@ function isTargetName(value: string): value is TargetName {
   return (TARGET_NAMES as readonly string[]).includes(value);
 }
 
+/**
+ * Without CONTRACT_TARGET, the suite's stores (TEST_STORAGE, vitest.config.ts): the quick suite's
+ * SQLite brings the mock and the sandbox along, `npm run test:storage` adds PostgreSQL.
+ */
+function defaultTargets(env: NodeJS.ProcessEnv): TargetName[] {
+  const storage = env.TEST_STORAGE?.trim() ? env.TEST_STORAGE.split(',').map((s) => s.trim()) : ['sqlite', 'postgres'];
+  return TARGET_NAMES.filter((name) => (name === 'postgres' ? storage.includes('postgres') : storage.includes('sqlite')));
+}
+
 /** Parses CONTRACT_TARGET; an unknown name is an error, not a silent skip. */
 export function selectTargets(env: NodeJS.ProcessEnv = process.env): Selection {
   const raw = env.CONTRACT_TARGET?.trim();
-  const names = raw ? raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean) : [...TARGET_NAMES];
+  const names = raw ? raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean) : defaultTargets(env);
   const unknown = names.filter((n) => !isTargetName(n));
   if (unknown.length > 0) throw new Error(`CONTRACT_TARGET: unknown target(s) ${unknown.join(', ')}; use a comma-separated list of ${TARGET_NAMES.join(', ')}`);
   const selection: Selection = { run: [], skipped: [] };

@@ -23,10 +23,22 @@ import { startPglite } from './pglite.js';
 export type Target = 'sqlite' | 'pglite' | 'postgres';
 
 const realPostgresUrl = process.env.DATABASE_URL;
+const ALL_TARGETS: readonly Target[] = ['sqlite', 'pglite', 'postgres'];
 
-/** The targets this machine can run: PostgreSQL only when DATABASE_URL is set. */
-export const targets: Target[] = realPostgresUrl ? ['sqlite', 'pglite', 'postgres'] : ['sqlite', 'pglite'];
-if (!realPostgresUrl) {
+/**
+ * The stores this run covers: TEST_STORAGE, set per suite by vitest.config.ts (`npm test` runs
+ * SQLite, `npm run test:storage` PGlite and PostgreSQL), else all three; PostgreSQL only when
+ * DATABASE_URL is set.
+ */
+export function selectStorage(env: NodeJS.ProcessEnv = process.env): Target[] {
+  const asked = env.TEST_STORAGE?.trim() ? env.TEST_STORAGE.split(',').map((s) => s.trim()) : [...ALL_TARGETS];
+  const unknown = asked.filter((name) => !(ALL_TARGETS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`TEST_STORAGE: unknown store(s) ${unknown.join(', ')}; use a comma-separated list of ${ALL_TARGETS.join(', ')}`);
+  return ALL_TARGETS.filter((target) => asked.includes(target) && (target !== 'postgres' || env.DATABASE_URL));
+}
+
+export const targets: Target[] = selectStorage();
+if (!realPostgresUrl && (!process.env.TEST_STORAGE || process.env.TEST_STORAGE.includes('postgres'))) {
   console.warn('DATABASE_URL is not set: the real-PostgreSQL target is skipped (SQLite and PGlite still run).');
 }
 
