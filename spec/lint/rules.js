@@ -74,8 +74,9 @@ function collector() {
       if (!entry.labels.includes(label)) entry.labels.push(label);
       found.set(key, entry);
     },
-    flush(report) {
-      for (const { location, text, labels } of found.values()) report({ message: `${labels.join(', ')}: ${text}`, location });
+    /** `format` writes the message from the operations' labels and the text (default `a, b: text`). */
+    flush(report, format = (labels, text) => `${labels}: ${text}`) {
+      for (const { location, text, labels } of found.values()) report({ message: format(labels.join(', '), text), location });
     },
   };
 }
@@ -402,26 +403,96 @@ function SecuritySchemeSupported() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. A 401 and a 429 on every operation that needs an API key.
+// 5. The responses the server sends to any operation, declared on every operation that can get them.
+
+const ERROR_STATUS = /^[45]/;
+const isErrorStatus = (status) => status === 'default' || ERROR_STATUS.test(status);
+/** 1.1.0's 409, 422 and 429 carry LimitError, so 1.0.0's Error codes stay what 1.0.0 promised. */
+const LIMIT_STATUSES = ['409', '422', '429'];
+const schemaRef = (name) => `#/components/schemas/${name}`;
+const responseRef = (name) => `#/components/responses/${name}`;
+
+/** The error body schema the server sends with `status` for `operation`: Error, LimitError or GoneError. */
+function errorBodyFor(status, operation) {
+  if (LIMIT_STATUSES.includes(status)) return 'LimitError';
+  if (status === '410' && operation.deprecated === true) return 'GoneError';
+  return 'Error';
+}
+
+/** What is wrong with an error response's body (dereferenced), or undefined when it is the right one. */
+function errorBodyProblem(response, body) {
+  if (!isObject(response) || !isObject(response.content) || Object.keys(response.content).length === 0) return `has no ${body} body`;
+  const json = response.content[JSON_MEDIA_TYPE];
+  if (!isObject(json)) return `has no ${JSON_MEDIA_TYPE} ${body} body`;
+  const schema = json.schema;
+  if (isObject(schema) && schema.$ref === schemaRef(body) && Object.keys(schema).length === 1) return undefined;
+  const now = !isObject(schema) ? 'no schema' : isRef(schema) ? `\`$ref: '${schema.$ref}'\`` : 'a schema of its own';
+  return `has ${now} as its ${JSON_MEDIA_TYPE} body, not the ${body} component`;
+}
 
 /**
- * A rule that every operation needing an API key declares `status`: the server answers it for
- * any such operation (401: no valid key; 429: over the key's rate limit), and the response
- * check in test and dev refuses a status the operation does not declare.
+ * The shared responses an operation can point at for each status: `#/components/responses/X`
+ * that some operation already uses for that status and that passes the rules, most used first.
+ * The fix a message suggests is then one the spec itself shows.
  */
-function securedOperationDeclares(status, why) {
-  return function SecuredOperationResponse() {
+function sharedResponses(root, ctx) {
+  const counts = new Map();
+  const withBody = new Map();
+  forEachOperation(root, ctx, ({ operation, location }) => {
+    if (!isObject(operation.responses)) return;
+    for (const [status, raw] of Object.entries(operation.responses)) {
+      if (!isRef(raw) || !raw.$ref.startsWith(responseRef(''))) continue;
+      const { node } = deref(ctx, raw, location.child(['responses', status]));
+      if (isErrorStatus(status) && errorBodyProblem(node, errorBodyFor(status, operation)) !== undefined) continue;
+      const name = raw.$ref.slice(responseRef('').length);
+      const byName = counts.get(status) ?? new Map();
+      byName.set(name, (byName.get(name) ?? 0) + 1);
+      counts.set(status, byName);
+      if (operation.requestBody !== undefined) withBody.set(name, true);
+    }
+  });
+  // A 400 for a body (BadRequest) suits an operation with one, a 400 for a query the others.
+  return (status, operation) => {
+    const likeIt = (name) => (withBody.get(name) === true) === (operation.requestBody !== undefined);
+    return [...(counts.get(status) ?? new Map()).entries()].sort((a, b) => Number(likeIt(b[0])) - Number(likeIt(a[0])) || b[1] - a[1]).map(([name]) => name);
+  };
+}
+
+/** "`$ref: '#/components/responses/NotFound'`", with the other shared responses for the status, or undefined. */
+function suggestShared(names) {
+  if (names.length === 0) return undefined;
+  const [first, ...others] = names;
+  return `\`$ref: '${responseRef(first)}'\`${others.length > 0 ? ` (or ${others.join(', ')})` : ''}`;
+}
+
+/** Whether `operation` needs an API key: its security (or the root's) names a scheme. `security: []` or `{}` alone is public. */
+function securitySchemes(root, operation) {
+  const security = operation.security ?? root.security ?? [];
+  return Array.isArray(security) ? [...new Set(security.filter(isObject).flatMap((requirement) => Object.keys(requirement)))] : [];
+}
+
+/**
+ * A rule that every operation for which `applies` holds declares `status`, because the server
+ * answers it there; the response check in test and dev refuses a status (or a body) the
+ * operation does not declare. The message names the fix the spec already uses elsewhere.
+ */
+function operationDeclares(status, applies, why) {
+  return function OperationDeclares() {
     return {
       Root: {
         enter(root, ctx) {
+          const shared = sharedResponses(root, ctx);
           forEachOperation(root, ctx, ({ operation, location, label }) => {
-            const security = operation.security ?? root.security ?? [];
-            // `security: []` (or only `{}`, anonymous access) is public: no key, so neither a 401 nor a per-key rate limit.
-            const schemes = Array.isArray(security) ? security.filter(isObject).flatMap((requirement) => Object.keys(requirement)) : [];
-            if (schemes.length === 0) return;
+            const reason = applies(root, operation);
+            if (reason === undefined) return;
             if (isObject(operation.responses) && operation.responses[status] !== undefined) return;
+            const key = status === 'default' ? 'default' : `'${status}'`;
+            const suggestion = suggestShared(shared(status, operation));
+            const fix = suggestion
+              ? `add \`${key}:\` with ${suggestion} to its responses`
+              : `add \`${key}:\` to its responses, with content ${JSON_MEDIA_TYPE} and schema \`$ref: '${schemaRef(errorBodyFor(status, operation))}'\``;
             ctx.report({
-              message: `${label} requires an API key (security: ${[...new Set(schemes)].join(', ')}) but declares no ${status} response: ${why}`,
+              message: `${label}${reason} declares no ${status === 'default' ? 'default' : status} response: ${fix}. ${why}`,
               location: isObject(operation.responses) ? location.child(['responses']) : location.key(),
             });
           });
@@ -431,11 +502,345 @@ function securedOperationDeclares(status, why) {
   };
 }
 
-const Operation401Response = securedOperationDeclares('401', 'every secured operation answers 401 with an Error body when the API key is missing or invalid.');
-const Operation429Response = securedOperationDeclares(
+const always = () => '';
+const whenSecured = (root, operation) => {
+  const schemes = securitySchemes(root, operation);
+  return schemes.length === 0 ? undefined : ` requires an API key (security: ${schemes.join(', ')}) but`;
+};
+const whenDeprecated = (_root, operation) => (operation.deprecated === true ? ' is deprecated but' : undefined);
+
+const Operation401Response = operationDeclares('401', whenSecured, 'Every secured operation answers 401 with an Error body when the API key is missing or invalid.');
+const Operation429Response = operationDeclares(
   '429',
-  "every secured operation answers 429 with a LimitError body when its API key is over the rate limit (add `'429': $ref: '#/components/responses/TooManyRequests'`).",
+  whenSecured,
+  'Every secured operation answers 429 with a LimitError body when its API key is over the rate limit (rate limits are per key, so a public operation needs none).',
 );
+const Operation400Response = operationDeclares(
+  '400',
+  always,
+  'The server answers 400 (validation_failed) to any operation: a query parameter it does not declare, a malformed parameter, a body where none is declared.',
+);
+const Operation500Response = operationDeclares('500', always, 'Any operation can fail unexpectedly; the server then answers 500 (internal_error) with an Error body.');
+const OperationDefaultResponse = operationDeclares(
+  'default',
+  always,
+  'The server also answers 405, 501 (a stub), 503 and what the HTTP layer refuses (408, 431) with an Error body: the default response covers them.',
+);
+const DeprecatedOperation410 = operationDeclares(
+  '410',
+  whenDeprecated,
+  'A deprecated operation answers 410 with a GoneError body during an announced brownout and from its x-sunset on.',
+);
+
+// ---------------------------------------------------------------------------------------------
+// 6. Every error answer carries an application/json Error (LimitError, GoneError) body.
+
+function ErrorResponseBody() {
+  return {
+    Root: {
+      enter(root, ctx) {
+        const shared = sharedResponses(root, ctx);
+        const problems = collector();
+        forEachOperation(root, ctx, ({ operation, location, label }) => {
+          if (!isObject(operation.responses)) return;
+          for (const [status, raw] of Object.entries(operation.responses)) {
+            if (!isErrorStatus(status)) continue;
+            const response = deref(ctx, raw, location.child(['responses', status]));
+            const body = errorBodyFor(status, operation);
+            const problem = errorBodyProblem(response.node, body);
+            if (problem === undefined) continue;
+            const suggestion = suggestShared(shared(status, operation));
+            const why =
+              body === 'LimitError'
+                ? 'The server sends its 409, 422 and 429 as LimitError bodies (their codes are LimitErrorCode).'
+                : body === 'GoneError'
+                  ? "A deprecated operation's 410 is the server's GoneError (it names the replacement and the sunset)."
+                  : 'The server sends every 4xx, 5xx and default answer as an Error body; the response check (tests, dev) turns an answer the spec does not describe into a 500.';
+            problems.add(
+              response.location,
+              label,
+              `${status} ${problem}: declare ${suggestion ? `${suggestion}, or ` : ''}content ${JSON_MEDIA_TYPE} with schema \`$ref: '${schemaRef(body)}'\` and an example. ${why}`,
+            );
+          }
+        });
+        // `getOrderById 404 has no Error body: …`, as a person reads it.
+        problems.flush(ctx.report, (labels, text) => `${labels} ${text}`);
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. Headers the server sends itself are declared only where it sends them.
+
+/**
+ * Where the server (not a handler) sends each header. A header the spec declares `required: true`
+ * on a response where the server does not send it makes every such answer a contract violation.
+ */
+function serverHeaderProblem(name, { root, operation, method, status, responses }) {
+  const has = (response, header) => isObject(response) && isObject(response.headers) && Object.keys(response.headers).some((h) => h.toLowerCase() === header);
+  switch (name.toLowerCase()) {
+    case 'etag':
+      if (method === 'get' && (status === '200' || status === '304') && responses['304'] !== undefined && has(responses['200'], 'etag')) return undefined;
+      return 'the server sends ETag only on the 200 and 304 of a GET that declares both an ETag on its 200 and a 304 (then it tags the 200 and answers If-None-Match itself): declare both, or drop the ETag';
+    case 'deprecation':
+    case 'sunset':
+      if (operation.deprecated === true) return undefined;
+      return 'the server sends it only on the answers of a deprecated operation (from deprecated, x-deprecated-at and x-sunset): drop it, or deprecate the operation';
+    case 'www-authenticate':
+      if (status === '401' && securitySchemes(root, operation).length > 0) return undefined;
+      return 'the server sends it only on the 401 of an operation that needs an API key: drop it here';
+    case 'ratelimit':
+    case 'ratelimit-policy':
+      return 'the server sends it only when rate limits are configured (RATE_LIMIT) and the caller has a key: declare it with `required: false`';
+    default:
+      return undefined;
+  }
+}
+
+function ServerHeaders() {
+  return {
+    Root: {
+      enter(root, ctx) {
+        const problems = collector();
+        forEachOperation(root, ctx, ({ operation, method, location, label }) => {
+          if (!isObject(operation.responses)) return;
+          const responses = Object.fromEntries(Object.entries(operation.responses).map(([status, raw]) => [status, deref(ctx, raw, location.child(['responses', status])).node]));
+          for (const [status, raw] of Object.entries(operation.responses)) {
+            const response = deref(ctx, raw, location.child(['responses', status]));
+            if (!isObject(response.node) || !isObject(response.node.headers)) continue;
+            for (const [name, rawHeader] of Object.entries(response.node.headers)) {
+              const header = deref(ctx, rawHeader, response.location.child(['headers', name]));
+              if (!isObject(header.node) || header.node.required !== true) continue;
+              const problem = serverHeaderProblem(name, { root, operation, method, status, responses });
+              if (problem !== undefined) problems.add(response.location.child(['headers', name]).key(), label, `${status} declares the required header ${code(name)}, but ${problem}.`);
+            }
+          }
+        });
+        problems.flush(ctx.report, (labels, text) => `${labels} ${text}`);
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. Header parameters fit in the request head the server accepts.
+
+/** src/http/clientError.ts MAX_REQUEST_HEAD_BYTES: the request line and headers, at most 16 KiB (more is a 431). */
+export const MAX_REQUEST_HEAD_BYTES = 16 * 1024;
+/** Half of it for one header parameter: a browser or SDK sends kilobytes of its own (cookies, user agent). */
+export const HEADER_PARAMETER_MAX_LENGTH = MAX_REQUEST_HEAD_BYTES / 2;
+
+function HeaderParameterLength() {
+  return {
+    Root: {
+      enter(root, ctx) {
+        const problems = collector();
+        forEachOperation(root, ctx, ({ operation, pathItem, pathItemLocation, location, label }) => {
+          const lists = [
+            [operation.parameters, location.child(['parameters'])],
+            [pathItem.parameters, pathItemLocation.child(['parameters'])],
+          ];
+          for (const [list, listLocation] of lists) {
+            if (!Array.isArray(list)) continue;
+            list.forEach((raw, i) => {
+              const { node: parameter, location: at } = deref(ctx, raw, listLocation.child([i]));
+              if (!isObject(parameter) || parameter.in !== 'header') return;
+              const { node: schema } = deref(ctx, parameter.schema, at.child(['schema']));
+              // A number, a boolean or an enumeration is short by its nature; free text needs its bound.
+              const types = isObject(schema) && schema.type !== undefined ? [].concat(schema.type) : [];
+              if (isObject(schema) && (schema.enum !== undefined || schema.const !== undefined || (types.length > 0 && !types.includes('string')))) return;
+              const maxLength = isObject(schema) ? schema.maxLength : undefined;
+              if (typeof maxLength === 'number' && maxLength <= HEADER_PARAMETER_MAX_LENGTH) return;
+              problems.add(
+                at,
+                label,
+                `header parameter ${code(parameter.name)} ${typeof maxLength === 'number' ? `has maxLength ${maxLength}` : 'has no maxLength'}: ` +
+                  `declare \`maxLength: ${HEADER_PARAMETER_MAX_LENGTH}\` or less on its schema. The server accepts at most ${MAX_REQUEST_HEAD_BYTES} bytes of request line and headers (more is a 431), and a client sends kilobytes of its own.`,
+              );
+            });
+          }
+        });
+        problems.flush(ctx.report);
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. Every body has an example.
+
+function MediaTypeExamples() {
+  return {
+    Root: {
+      enter(root, ctx) {
+        const problems = collector();
+        const check = (content, contentLocation, label, what) => {
+          if (!isObject(content)) return;
+          for (const [mediaType, media] of Object.entries(content)) {
+            if (!isObject(media) || media.example !== undefined || media.examples !== undefined) continue;
+            problems.add(
+              contentLocation.child([mediaType]).key(),
+              label,
+              `${what} (${mediaType}) has no example: add \`examples:\` with a named, realistic value (\`value:\`) that validates against its schema, or \`example:\`. The docs, the mock and the tests show and check it.`,
+            );
+          }
+        };
+        forEachOperation(root, ctx, ({ operation, location, label }) => {
+          if (operation.requestBody !== undefined) {
+            const body = deref(ctx, operation.requestBody, location.child(['requestBody']));
+            if (isObject(body.node)) check(body.node.content, body.location.child(['content']), label, 'the request body');
+          }
+          if (isObject(operation.responses)) {
+            for (const [status, raw] of Object.entries(operation.responses)) {
+              const response = deref(ctx, raw, location.child(['responses', status]));
+              if (isObject(response.node)) check(response.node.content, response.location.child(['content']), label, `the ${status} response body`);
+            }
+          }
+          for (const [list, listLocation] of [[operation.parameters, location.child(['parameters'])]]) {
+            if (!Array.isArray(list)) continue;
+            list.forEach((raw, i) => {
+              const { node, location: at } = deref(ctx, raw, listLocation.child([i]));
+              if (isObject(node) && isObject(node.content)) check(node.content, at.child(['content']), label, `${node.in} parameter ${code(node.name)}`);
+            });
+          }
+        });
+        problems.flush(ctx.report);
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. Summaries: a short sentence-case phrase, naming what is wrong.
+
+const SUMMARY = /^[A-Z][a-z0-9 ,]*[a-z0-9]$/;
+
+/** Why `summary` is not a sentence-case phrase, each reason naming the word or character. */
+function summaryProblems(summary) {
+  const reasons = [];
+  if (!/^[A-Z]/.test(summary)) reasons.push(`it starts with ${JSON.stringify(summary.slice(0, 1))}, not a capital letter`);
+  const words = summary.split(/[ ,]+/).filter((word) => word !== '');
+  words.forEach((word, i) => {
+    const capitals = i === 0 ? word.slice(1) : word;
+    if (/[A-Z]/.test(capitals)) reasons.push(i === 0 ? `'${word}' has a capital after its first letter` : `'${word.replace(/[.]$/, '')}' is capitalised after the first word`);
+  });
+  if (/\.$/.test(summary)) reasons.push('it ends with a period');
+  else if (/[ ,]$/.test(summary)) reasons.push(`it ends with ${JSON.stringify(summary.slice(-1))}`);
+  const others = [...new Set(summary.slice(1).replace(/\.$/, '').replace(/[A-Za-z0-9 ,]/g, ''))];
+  if (others.length > 0) reasons.push(`it has ${others.map((c) => `'${c}'`).join(', ')}: only letters, digits, spaces and commas`);
+  return reasons;
+}
+
+function SummarySentenceCase() {
+  return {
+    Root: {
+      enter(root, ctx) {
+        forEachOperation(root, ctx, ({ operation, location, label }) => {
+          const summary = operation.summary;
+          if (typeof summary !== 'string' || summary.trim() === '') {
+            ctx.report({ message: `${label} has no summary: add one, a short sentence-case phrase such as 'Get an order' (the docs' menu and the handler's comment show it).`, location: location.key() });
+            return;
+          }
+          if (SUMMARY.test(summary)) return;
+          const reasons = summaryProblems(summary);
+          const rewrite = `${summary.slice(0, 1).toUpperCase()}${summary.slice(1).toLowerCase()}`.replace(/[.\s,]+$/, '');
+          const suggestion = SUMMARY.test(rewrite) ? ` Write '${rewrite}'.` : '';
+          ctx.report({
+            message: `${label} summary '${summary}': ${reasons.join('; ')}. Summaries are sentence case (a capital only at the start, so 'id', 'url'), letters, digits, spaces and commas, without a final period.${suggestion}`,
+            location: location.child(['summary']),
+          });
+        });
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 11. Integers: a format and both bounds, within what JavaScript holds exactly.
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER; // 2^53 − 1
+const INT32_MAX = 2 ** 31 - 1;
+
+/** `Order.quantity`, "getInventory's 200 response body, at `additionalProperties`": where a schema is, in words. */
+function describeSchemaPlace(root, pointer) {
+  const tokens = pointer
+    .replace(/^#\/?/, '')
+    .split('/')
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let place;
+  let rest;
+  if (tokens[0] === 'components' && tokens[1] === 'schemas' && tokens.length >= 3) {
+    place = undefined;
+    rest = tokens.slice(2);
+  } else if (tokens[0] === 'components' && tokens.length >= 3) {
+    place = `\`components.${tokens[1]}.${tokens[2]}\``;
+    rest = tokens.slice(3);
+  } else if (tokens[0] === 'paths' && METHODS.includes(tokens[2])) {
+    const operation = isObject(root.paths) && isObject(root.paths[tokens[1]]) ? root.paths[tokens[1]][tokens[2]] : undefined;
+    const label = isObject(operation) ? operationLabel(operation, tokens[2], tokens[1]) : `${tokens[2].toUpperCase()} ${tokens[1]}`;
+    rest = tokens.slice(3);
+    if (rest[0] === 'responses' && rest[2] === 'content' && rest[4] === 'schema') {
+      place = `${label}'s ${rest[1]} response body`;
+      rest = rest.slice(5);
+    } else if (rest[0] === 'requestBody' && rest[1] === 'content' && rest[3] === 'schema') {
+      place = `${label}'s request body`;
+      rest = rest.slice(4);
+    } else if (rest[0] === 'parameters' && rest[2] === 'schema') {
+      const parameter = Array.isArray(operation?.parameters) ? operation.parameters[Number(rest[1])] : undefined;
+      place = `${label}'s parameter \`${isObject(parameter) && typeof parameter.name === 'string' ? parameter.name : rest[1]}\``;
+      rest = rest.slice(3);
+    } else {
+      place = label;
+    }
+  } else {
+    return `\`${pointer}\``;
+  }
+  // Property names joined with dots, every other step as it is spelled: `Order.items.allOf.0`.
+  const steps = [];
+  for (let i = 0; i < rest.length; i++) {
+    const token = rest[i];
+    if ((token === 'properties' || token === 'patternProperties') && i + 1 < rest.length) steps.push(rest[++i]);
+    else steps.push(token);
+  }
+  const path = steps.join('.');
+  if (place === undefined) return `\`${path}\``;
+  return path === '' ? place : `${place}, at \`${path}\`,`;
+}
+
+function IntegerBounds() {
+  let root;
+  return {
+    Root: {
+      enter(node) {
+        root = node;
+      },
+    },
+    Schema(schema, ctx) {
+      if (!isObject(schema)) return;
+      const types = schema.type === undefined ? [] : [].concat(schema.type);
+      if (!types.includes('integer')) return;
+      const format = schema.format;
+      const lower = typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : undefined;
+      const upper = typeof schema.maximum === 'number' ? schema.maximum : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : undefined;
+      const reasons = [];
+      const largest = format === 'int32' ? INT32_MAX : MAX_SAFE;
+      if (format !== 'int32' && format !== 'int64') reasons.push(`${format === undefined ? 'no format' : `format ${format}`}: declare \`format: int32\` (a count, a quantity) or \`format: int64\` (an identifier)`);
+      if (lower === undefined && upper === undefined) reasons.push(`no minimum or maximum: declare both, the smallest and largest value it may take (e.g. \`minimum: 1\`, \`maximum: ${largest}\`)`);
+      else if (lower === undefined) reasons.push(`no minimum: declare the smallest value it may take (e.g. \`minimum: 0\` or \`minimum: 1\`)`);
+      else if (upper === undefined) reasons.push(`no maximum: declare the largest value it may take, at most \`maximum: ${largest}\``);
+      if (upper !== undefined && upper > MAX_SAFE) reasons.push(`maximum ${upper}, above 2^53 − 1: declare at most \`maximum: ${MAX_SAFE}\``);
+      if (lower !== undefined && lower < -MAX_SAFE) reasons.push(`minimum ${lower}, below −(2^53 − 1): declare at least \`minimum: -${MAX_SAFE}\``);
+      if (reasons.length === 0) return;
+      ctx.report({
+        message:
+          `${describeSchemaPlace(root ?? {}, ctx.location.pointer)} is an integer with ${reasons.join('; and ')}. ` +
+          'Unbounded integers fail the OWASP API4 check, and JSON.parse (in this server and in JavaScript clients) rounds integers beyond 2^53 − 1 (9007199254740991); an identifier can `$ref` a bounded schema such as `#/components/schemas/Id`.',
+        location: ctx.location,
+      });
+    },
+  };
+}
 
 export default function animalStorePlugin() {
   return {
@@ -448,6 +853,16 @@ export default function animalStorePlugin() {
         'security-scheme-supported': SecuritySchemeSupported,
         'operation-401-response': Operation401Response,
         'operation-429-response': Operation429Response,
+        'operation-400-response': Operation400Response,
+        'operation-500-response': Operation500Response,
+        'operation-default-response': OperationDefaultResponse,
+        'deprecated-operation-410': DeprecatedOperation410,
+        'error-response-body': ErrorResponseBody,
+        'server-headers': ServerHeaders,
+        'header-parameter-length': HeaderParameterLength,
+        'media-type-examples': MediaTypeExamples,
+        'summary-sentence-case': SummarySentenceCase,
+        'integer-bounds': IntegerBounds,
       },
     },
   };
