@@ -76,6 +76,11 @@ describe('npm run lint runs every check and reports each failure', () => {
     expect(lint.output).toMatch(/^passed {2}sunset calendar \(1 warning, above\)$/m);
   });
 
+  it("shows Redocly's problems without its Node.js 20 box above them (scripts/lint.ts filters it)", () => {
+    expect(lint.output).toMatch(/validating spec\/openapi\.yaml/);
+    expect(lint.output).not.toContain('Node.js 20 support is ending');
+  });
+
   it('npm run breaking runs the gate alone, with the same verdict', () => {
     expect(breaking.code, breaking.output).toBe(1);
     expect(breaking.output).toMatch(/BREAKING:.*status/);
@@ -120,4 +125,22 @@ export const names: string[] = (data ?? []).map((pet) => pet.nmae);
     // TS2551 is TS2339 with a "Did you mean 'name'?".
     expect(run.output).toMatch(/my-app\.ts\(4,[^)]*\): error TS(2339|2551): Property 'nmae' does not exist/);
   }, 120_000);
+});
+
+describe('npm run lint after a spec edit without npm run generate', () => {
+  let copy: ProjectCopy;
+  afterAll(() => copy?.remove());
+
+  it('says generated/ is stale, and what to run, before the compiler errors it causes', async () => {
+    copy = copyProject('animal-store-stale-');
+    // A newcomer's summary edit, and a handler for an operation generate has not typed yet.
+    copy.edit('spec/openapi.yaml', (text) => replaceOnce(text, '      summary: List animals\n', '      summary: List the animals\n'));
+    copy.write('handlers/notGeneratedExample.ts', "import type { Handler } from '../src/contract.js';\nexport const notGeneratedExample: Handler<'notGeneratedExample'> = async () => ({ status: 204, body: undefined });\n");
+    const run = await npm(copy.dir, 'lint', '2030-10-01');
+    expect(run.code, run.output).not.toBe(0);
+    const stale = run.output.indexOf('generated/ is stale: run `npm run generate`');
+    expect(stale, run.output).toBeGreaterThan(-1);
+    expect(stale).toBeLessThan(run.output.indexOf('error TS'));
+    expect(run.output).toMatch(/^FAILED {2}tsc \(generated\/ is stale: run `npm run generate`\)$/m);
+  }, 300_000);
 });
