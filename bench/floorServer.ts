@@ -18,7 +18,7 @@
  */
 import { createServer } from 'node:http';
 import type { Context } from 'openapi-backend';
-import { handlers } from '../handlers/index.js';
+import { handlers } from '../generated/handlers.js';
 import { KeyCache } from '../src/auth/keyCache.js';
 import { loadConfig } from '../src/config.js';
 import type { HandlerDeps } from '../src/contract.js';
@@ -34,7 +34,7 @@ import { JsonText } from '../src/schemas.js';
 import { openDatabase } from '../src/server.js';
 import { basePathOf, loadBundledSpec, operationsOf } from '../src/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
-import { createPetStore } from '../src/store/pets.js';
+import { openStores } from '../generated/stores.js';
 import { readSecret } from '../src/store/secrets.js';
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
@@ -45,7 +45,7 @@ const basePath = basePathOf(document);
 const database = await openDatabase(config);
 const keys = new KeyCache(createApiKeyStore(database.db), { refreshMs: config.keyRefreshMs, maxStaleMs: 5000, onRefreshError: () => undefined });
 await keys.startRefreshing();
-const deps: HandlerDeps = { pets: createPetStore(database.db, database.dialect), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath };
+const deps: HandlerDeps = { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath };
 const deprecations = new Deprecations(operationsOf(document)).headers();
 const logger = createLogger('silent');
 

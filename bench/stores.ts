@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openPostgres, openSqlite, redactUrl, type DatabaseHandle } from '../src/store/database.js';
 import type { Database } from '../src/store/schema.js';
+import type { ResourceTables } from '../generated/stores.js';
 import { readSecret } from '../src/store/secrets.js';
 import { createScratchDatabase } from '../scripts/lib/scratchDatabase.js';
 import { trackDatabase } from './cleanup.js';
@@ -33,7 +34,8 @@ function seedRow(i: number): { name: string; category_id: number; status: (typeo
 }
 
 /** Multi-row inserts through Kysely in one transaction: the same path on SQLite and PostgreSQL. */
-async function seedThroughKysely(db: Kysely<Database>, count: number): Promise<void> {
+async function seedThroughKysely(core: Kysely<Database>, count: number): Promise<void> {
+  const db = core.withTables<ResourceTables>();
   await db.transaction().execute(async (trx) => {
     for (let start = 1; start <= count; start += 1000) {
       const rows = [];

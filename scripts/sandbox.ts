@@ -34,7 +34,7 @@ import { exitOnSignals } from '../src/shutdown.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
-import type { NewPetRecord } from '../src/store/types.js';
+import type { NewPetRecord } from '../src/store/resources/pets.js';
 
 const DEFAULT_PORT = 4011;
 const DEFAULT_HOST = '127.0.0.1';

@@ -7,7 +7,7 @@
 import type { operations } from '../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
 import { errorBody, limitErrorBody, type ErrorBody, type JsonText } from './schemas.js';
-import type { PetStore } from './store/types.js';
+import type { Stores } from '../generated/stores.js';
 
 // Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts is passed on.
 export { errorBody, limitErrorBody };
@@ -61,9 +61,11 @@ export type HandlerResult<O extends OperationId> = {
   [S in keyof Responses<O>]: ResultFor<Responses<O>[S], S extends 'default' ? DefaultStatus : S>;
 }[keyof Responses<O>];
 
-/** What a handler may use besides its request: the stores, nothing of HTTP. */
-export interface HandlerDeps {
-  pets: PetStore;
+/**
+ * What a handler may use besides its request: the stores, nothing of HTTP. Each resource module
+ * of src/store/resources/ is one store, `deps.<file name>` (`deps.pets`), found by `npm run generate`.
+ */
+export interface HandlerDeps extends Stores {
   cursors: CursorCodec;
   /** The API's base path (`/v1`), for links a handler returns. */
   basePath: string;

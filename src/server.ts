@@ -2,7 +2,8 @@
  * Composes the running service: database, key cache, app, HTTP server, and graceful shutdown.
  * The one module that imports every layer (see test/architecture.test.ts).
  */
-import { handlers } from '../handlers/index.js';
+import { handlers } from '../generated/handlers.js';
+import { openStores } from '../generated/stores.js';
 import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
@@ -19,7 +20,6 @@ import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
 import { createDeprecatedCallLog } from './store/deprecatedCalls.js';
 import { startIdempotencyPurge } from './store/idempotencyPurge.js';
-import { createPetStore } from './store/pets.js';
 import { readSecret } from './store/secrets.js';
 
 export interface RunningServer {
@@ -103,7 +103,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { app, violations, corsFor } = createApp({
     document,
     handlers,
-    deps: { pets: createPetStore(database.db, database.dialect, metrics?.observeBatch), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
+    deps: { ...openStores({ db: database.db, dialect: database.dialect, onBatch: metrics?.observeBatch }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
     keys: options.keyChecker ?? keyCache,
     ping: database.ping,
     logger,

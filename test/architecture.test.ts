@@ -133,9 +133,9 @@ describe('architecture', () => {
       expect(graph.modules.map((m) => m.source).sort()).toEqual([...runtime].sort());
       const unresolved = graph.modules.flatMap((m) => m.dependencies.filter((d) => d.couldNotResolve).map((d) => `${m.source} imports ${d.module}`));
       expect(unresolved).toEqual([]);
-      // Type-only imports are in the graph: contract.ts takes the store's interface as a type alone.
-      const contract = graph.modules.find((m) => m.source === 'src/contract.ts');
-      expect(contract?.dependencies.find((d) => d.resolved === 'src/store/types.ts')?.dependencyTypes).toContain('type-only');
+      // Type-only imports are in the graph: server.ts takes the server's configuration as a type alone.
+      const server = graph.modules.find((m) => m.source === 'src/server.ts');
+      expect(server?.dependencies.find((d) => d.resolved === 'src/config.ts')?.dependencyTypes).toContain('type-only');
     });
 
     it('has no import cycle, type-only imports included', () => {
@@ -157,6 +157,20 @@ describe('architecture', () => {
       }
       expect(misplaced).toEqual([]);
     });
+  });
+
+  // generated/ is outside the graph: it lists the modules of a folder (`npm run generate`), and
+  // reaches a layer only the way the one that imports it may.
+  it('the generated lists import only their folder, and the handler contract takes the stores as types alone', () => {
+    const lists: Array<[string, RegExp]> = [
+      ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9]+\.js|\.\.\/src\/contract\.js)$/],
+      ['generated/stores.ts', /^\.\.\/src\/store\/(resources\/[A-Za-z0-9]+|resource)\.js$/],
+      ['generated/migrations.ts', /^\.\.\/src\/store\/(migrations\/\d{4}_[a-z0-9_]+|migrationSql)\.js$/],
+    ];
+    for (const [file, allowed] of lists) for (const spec of importsOf(file)) expect(spec, `${file} imports ${spec}`).toMatch(allowed);
+    expect(readFileSync(join(root, 'src/contract.ts'), 'utf8')).toMatch(/^import type \{ Stores \} from '\.\.\/generated\/stores\.js';$/m);
+    const users = runtime.filter((file) => importsOf(file).some((spec) => spec.endsWith('/generated/stores.js')));
+    expect(users.sort()).toEqual(['src/contract.ts', 'src/server.ts']);
   });
 
   it('the same cycle check reports a cycle closed by type-only imports with .js specifiers (test/fixtures/architecture/cycle)', async () => {

@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handlers } from '../handlers/index.js';
+import { handlers } from '../generated/handlers.js';
+import { resources, type Stores } from '../generated/stores.js';
 import { createCursorCodec } from '../src/cursor.js';
 import { createApp, type App } from '../src/http/app.js';
 import { createLogger } from '../src/logger.js';
 import { loadBundledSpec } from '../src/spec.js';
-import type { PetStore } from '../src/store/types.js';
 import { describeEachTarget } from './support/server.js';
 
 describeEachTarget('every error is an Error body', (t) => {
@@ -83,15 +83,16 @@ describe('unexpected failures', () => {
   let app: App;
   let base = '';
   const logs: string[] = [];
-  // Every method of the store fails, those added later too: a new store method needs no edit here.
-  const failing = new Proxy({} as PetStore, { get: () => () => Promise.reject(failure) });
+  // Every method of every store fails, stores and methods added later too: neither needs an edit here.
+  const failingStore = new Proxy({}, { get: () => () => Promise.reject(failure) });
+  const failing = Object.fromEntries(Object.keys(resources).map((name) => [name, failingStore])) as Stores;
 
   beforeAll(async () => {
     const document = loadBundledSpec();
     app = createApp({
       document,
       handlers,
-      deps: { pets: failing, cursors: createCursorCodec('test'), basePath: '/v1' },
+      deps: { ...failing, cursors: createCursorCodec('test'), basePath: '/v1' },
       keys: { check: (token) => (token === 'ask_' + 'k'.repeat(43) ? { caller: 'k' } : 'invalid') },
       ping: () => Promise.reject(failure),
       logger: createLogger('info', { write: (line: string) => logs.push(line) }),
@@ -149,7 +150,7 @@ describe('an answer that sets one of the exchange headers', () => {
     const { app } = createApp({
       document,
       handlers: { ...handlers, getPet },
-      deps: { pets: {} as PetStore, cursors: createCursorCodec('test'), basePath: '/v1' },
+      deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1' },
       keys: { check: (token) => (token === key ? { caller: 'h' } : 'invalid') },
       ping: () => Promise.resolve(),
       logger: createLogger('silent'),

@@ -1,7 +1,7 @@
 /**
  * The spec-first loop, end to end, on a copy of the project (README, "Edit the spec, regenerate"):
- * add operations of every kind to spec/openapi.yaml, `npm run generate`, see the compiler ask for
- * the new handlers, add them to handlers/index.ts, type-check, lint, then start the real server and
+ * add operations of every kind to spec/openapi.yaml, `npm run generate` (a stub per new operation,
+ * listed in the handler map), write three handlers, type-check, lint, then start the real server and
  * the mock and call each new operation. Nothing in src/ is told about the new operations: routing,
  * parameter parsing and security must come from the spec alone.
  *
@@ -88,7 +88,8 @@ export const removeOwnerPetsExample: Handler<'removeOwnerPetsExample'> = async (
  * newcomer following the README may well have added a nickname). Its column has the same name.
  */
 function freeFieldName(root: string): string {
-  const texts = ['spec/openapi.yaml', 'src/store/schema.ts', 'src/store/pets.ts', 'src/store/migrations.ts', 'handlers/createPet.ts'].map((file) => readFileSync(join(root, file), 'utf8'));
+  const migrations = readdirSync(join(root, 'src/store/migrations')).map((file) => `src/store/migrations/${file}`);
+  const texts = ['spec/openapi.yaml', 'src/store/resources/pets.ts', ...migrations, 'handlers/createPet.ts'].map((file) => readFileSync(join(root, file), 'utf8'));
   for (let n = 1; ; n += 1) {
     const name = n === 1 ? 'nickname' : `nickname${n}`;
     if (!texts.some((text) => new RegExp(`\\b${name}\\b`).test(text))) return name;
@@ -154,18 +155,6 @@ function addOperations(specText: string): string {
 /** Read when the setup runs, so a missing fixture fails it with its path. */
 function readFixture(): string {
   return readFileSync(FIXTURE, 'utf8');
-}
-
-/** README step 5: import each new handler in handlers/index.ts and add it to the map. */
-function addToHandlerMap(indexText: string): string {
-  const map = /(export const handlers = \{)([^}]*)(\} satisfies Handlers;)/;
-  if (!map.test(indexText)) throw new Error('handlers/index.ts: the `export const handlers = { … } satisfies Handlers;` map is not there any more');
-  const imports = NEW_OPERATIONS.map((op) => `import { ${op} } from './${op}.js';\n`).join('');
-  const lastImport = [...indexText.matchAll(/^import .*;$/gm)].at(-1);
-  if (!lastImport || lastImport.index === undefined) throw new Error('handlers/index.ts has no import line');
-  const at = lastImport.index + lastImport[0].length + 1;
-  const withImports = indexText.slice(0, at) + imports + indexText.slice(at);
-  return withImports.replace(map, (_all, open: string, names: string, close: string) => `${open}${names.trimEnd()}, ${NEW_OPERATIONS.join(', ')} ${close}`);
 }
 
 /** The index just past the bracket that closes the one at `open`; strings and comments are skipped. */
@@ -238,25 +227,23 @@ function buildObjectsWithField(sql: string, what: string): string {
 }
 
 /**
- * The store side of FIELD, the four places of the README's table: a migration adding the column,
- * the column in the Kysely schema, the store writing and reading it (the page's JSON included,
- * left out when null, on both dialects), and createPet passing it on. Each edit finds its place
+ * The store side of FIELD, the three places of the README's table: a new migration file adding
+ * the column; the resource's store module, with the column in its table type and the store
+ * writing and reading it (the page's JSON included, left out when null, on both dialects); and
+ * createPet passing it on. Each edit finds its place
  * by a declaration or a call that a new field leaves where it was (a newcomer's `birthDate`
  * beside `status` moves none of them) and appends to what is there; when one is gone, the error
  * names the file and the place.
  */
 function storeField(copy: ProjectCopy): void {
-  copy.edit('src/store/migrations.ts', (text) =>
-    insertAfter(
-      text,
-      /function migrationsFor\([^)]*\)[^{]*\{[\s\S]*?\n {2}return \{/,
-      // Kysely runs migrations in the order of their names: 9999 comes after every real one.
-      `\n    '9999_spec_loop_pet_${FIELD}': {\n      async up(db: Kysely<unknown>) {\n        await sql\`alter table pets add column ${FIELD} text\`.execute(db);\n      },\n    },`,
-      'src/store/migrations.ts (the object migrationsFor returns)',
-    ),
+  // Kysely runs migrations in the order of their names: 9999 comes after every real one.
+  const migration = `src/store/migrations/9999_spec_loop_pet_${FIELD}.ts`;
+  copy.write(
+    migration,
+    `import { sql } from 'kysely';\nimport type { MigrationUp } from '../migrationSql.js';\n\nexport const up: MigrationUp = async (db) => {\n  await sql\`alter table pets add column ${FIELD} text\`.execute(db);\n};\n`,
   );
-  copy.edit('src/store/schema.ts', (text) => insertAfter(text, /\n {2}pets: \{/, `\n    ${FIELD}: string | null;`, 'src/store/schema.ts (the pets table)'));
-  copy.edit('src/store/pets.ts', (text) => {
+  copy.edit('src/store/resources/pets.ts', (text) => {
+    const withColumn = insertAfter(text, /\n {2}pets: \{/, `\n    ${FIELD}: string | null;`, 'src/store/resources/pets.ts (the pets table)');
     const edits: [RegExp, (inner: string) => string, string][] = [
       [/type PetRow = Pick</, (inner) => `${inner.trimEnd()} | '${FIELD}'`, 'the PetRow type'],
       [/function toPet\(row: PetRow\): Pet \{\s*return \{/, appendItem(',', `...(row.${FIELD} === null ? {} : { ${FIELD}: row.${FIELD} })`), 'the object toPet returns'],
@@ -267,10 +254,10 @@ function storeField(copy: ProjectCopy): void {
       // The page's JSON is built by the database: the field joins each pet's object there, as its
       // last key, left out when null (SQLite's json_patch drops a key patched to null, RFC 7396).
       [/json_group_array\(/, aggregated((each) => `json_patch(${each}, json_object('${FIELD}', ${FIELD}))`), 'the SQLite page'],
-      [/json_agg\(/, aggregated((each) => buildObjectsWithField(each, 'src/store/pets.ts (the PostgreSQL page)')), 'the PostgreSQL page'],
+      [/json_agg\(/, aggregated((each) => buildObjectsWithField(each, 'src/store/resources/pets.ts (the PostgreSQL page)')), 'the PostgreSQL page'],
     ];
-    const edited = edits.reduce((current, [anchor, change, what]) => editInside(current, anchor, change, `src/store/pets.ts (${what})`), text);
-    const rows = matchOnce(edited, /\(select ([^()$]*?) from pets \$\{where\}/, "src/store/pets.ts (the page's rows)");
+    const edited = edits.reduce((current, [anchor, change, what]) => editInside(current, anchor, change, `src/store/resources/pets.ts (${what})`), withColumn);
+    const rows = matchOnce(edited, /\(select ([^()$]*?) from pets \$\{where\}/, "src/store/resources/pets.ts (the page's rows)");
     return edited.slice(0, rows.index) + rows[0].replace(' from pets ${where}', `, ${FIELD} from pets \${where}`) + edited.slice(rows.index + rows[0].length);
   });
   copy.edit('handlers/createPet.ts', (text) =>
@@ -378,7 +365,7 @@ describe('the spec-first loop on a copy of the project: new operations of every 
   let handlersBefore: Map<string, string>;
   let handlersAfterGenerate: Map<string, string>;
   let scaffolded: Map<string, string>;
-  let tscWithoutMap: CommandResult;
+  let tscStubs: CommandResult;
   let tscAfter: Promise<CommandResult>;
   let lint: Promise<CommandResult>;
   /** The rest of `npm run lint`: Spectral's OWASP checks, then the breaking-change gate. */
@@ -422,13 +409,12 @@ describe('the spec-first loop on a copy of the project: new operations of every 
     handlersAfterGenerate = readHandlers();
     scaffolded = new Map(NEW_OPERATIONS.filter((op) => existsSync(copy.path('handlers', `${op}.ts`))).map((op) => [op, copy.read(`handlers/${op}.ts`)]));
 
-    // 4. The compiler asks for the new handlers (checked on handlers/ alone: the whole project comes below).
-    copy.write('tsconfig.spec-loop-handlers.json', JSON.stringify({ extends: './tsconfig.json', include: ['handlers'] }));
-    tscWithoutMap = await timed('tsc on handlers/ before the map is edited', () => runCommand(copy.bin('tsc'), ['-p', 'tsconfig.spec-loop-handlers.json'], { cwd: copy.dir }));
+    // 4. The stubs compile in the handler map at once (checked on the map and handlers/ alone: the whole project comes below).
+    copy.write('tsconfig.spec-loop-handlers.json', JSON.stringify({ extends: './tsconfig.json', include: ['handlers', 'generated/handlers.ts'] }));
+    tscStubs = await timed('tsc on the handler map with the stubs', () => runCommand(copy.bin('tsc'), ['-p', 'tsconfig.spec-loop-handlers.json'], { cwd: copy.dir }));
 
-    // 5. Implement three handlers, add all five to the map.
+    // 5. Implement three handlers; the other two stay stubs.
     for (const [op, source] of Object.entries(HANDLERS)) copy.write(`handlers/${op}.ts`, source);
-    copy.edit('handlers/index.ts', addToHandlerMap);
     rmSync(copy.path('tsconfig.spec-loop-handlers.json'));
 
     // The rest is independent: type-check, lint, and start the server and the mock at once.
@@ -463,13 +449,10 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       for (const [file, text] of handlersBefore) expect(handlersAfterGenerate.get(file), `handlers/${file} changed`).toBe(text);
     });
 
-    it('until the new operations are in handlers/index.ts, the compiler says the map lacks each of them (README step 4)', () => {
-      const output = commandOutput(tscWithoutMap);
-      expect(tscWithoutMap.code, output).not.toBe(0);
-      expect(output).toMatch(/handlers\/index\.ts\(\d+,\d+\): error TS/);
-      for (const op of NEW_OPERATIONS) expect(output).toContain(op);
-      // The scaffolded stubs themselves compile: every error is in the map.
-      expect(output.split('\n').filter((line) => /error TS/.test(line) && !line.startsWith('handlers/index.ts'))).toEqual([]);
+    it('npm run generate lists each new operation in the handler map (generated/handlers.ts), where its stub compiles at once (README step 3)', () => {
+      const map = copy.read('generated/handlers.ts');
+      for (const op of NEW_OPERATIONS) expect(map).toContain(`import { ${op} } from '../handlers/${op}.js';`);
+      expect(tscStubs.code, commandOutput(tscStubs)).toBe(0);
     });
 
     it('with the new handlers in the map (three written, two stubs), `tsc -p tsconfig.json` passes over the whole copy', async () => {

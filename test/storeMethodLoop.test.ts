@@ -4,9 +4,10 @@
  * operation under made-up names no spec will plausibly take (`retirePetExample`, DELETE
  * /retire-pet-example/{petId}, store method `retireExample`: 204, or 404 when there is no such
  * animal), so it still adds something new once the real spec has a deletePet. It goes exactly as
- * "Edit the spec, regenerate" says: the spec, `npm run generate`, the handler and
- * handlers/index.ts, then the store method in the two files the README names (the `PetStore`
- * interface and its implementation). Nothing else is edited: then `npm run lint` passes, the
+ * "Edit the spec, regenerate" says: the spec, `npm run generate` (the stub, listed in the handler
+ * map), the handler, then the store method in the one file the README names, the resource's store
+ * module (src/store/resources/pets.ts: the `PetStore` interface and its implementation). Nothing
+ * else is edited: then `npm run lint` passes, the
  * copy's own tests that touch operations, the store and its fake pass unchanged, and the copy's
  * server deletes. Each edit finds its place by structure or by one line that a new field or
  * operation does not move, and names the file and the anchor when it cannot.
@@ -51,17 +52,6 @@ function addOperation(specText: string): string {
   return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
-/** README step 5: import the handler in handlers/index.ts and add it to the map, whatever the map holds now. */
-function addToHandlerMap(indexText: string): string {
-  const map = /(export const handlers = \{)([^}]*)(\} satisfies Handlers;)/;
-  if (!map.test(indexText)) throw new Error('handlers/index.ts: the `export const handlers = { … } satisfies Handlers;` map is not there any more');
-  const lastImport = [...indexText.matchAll(/^import .*;$/gm)].at(-1);
-  if (!lastImport || lastImport.index === undefined) throw new Error('handlers/index.ts has no import line');
-  const at = lastImport.index + lastImport[0].length + 1;
-  const withImport = `${indexText.slice(0, at)}import { ${OPERATION_ID} } from './${OPERATION_ID}.js';\n${indexText.slice(at)}`;
-  return withImport.replace(map, (_all, open: string, names: string, close: string) => `${open}${names.trimEnd()}, ${OPERATION_ID} ${close}`);
-}
-
 const HANDLER = `import type { Handler } from '../src/contract.js';
 import { errorBody } from '../src/contract.js';
 
@@ -95,32 +85,30 @@ describe(`an operation that needs a new store method, through the documented loo
     // 3. npm run generate: the types, the bundled contract, and a 501 stub for the operation.
     generate = await runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir, env: copyEnv() });
     if (generate.code !== 0) throw new Error(`npm run generate failed in the copy:\n${output(generate)}`);
-    // 5. The handler, in the map; the store method in the interface and its implementation.
+    // 5. The handler; the store method in the resource's module, its interface and its implementation.
     copy.write(`handlers/${OPERATION_ID}.ts`, HANDLER);
-    copy.edit('handlers/index.ts', addToHandlerMap);
-    copy.edit('src/store/types.ts', (text) => {
-      if (new RegExp(`\\b${STORE_METHOD}\\(`).test(text)) throw new Error(`src/store/types.ts already has a ${STORE_METHOD} method: pick another made-up name in ${THIS_FILE}`);
-      return replaceOnce(
+    const store = 'src/store/resources/pets.ts';
+    copy.edit(store, (text) => {
+      if (new RegExp(`\\b${STORE_METHOD}\\(`).test(text)) throw new Error(`${store} already has a ${STORE_METHOD} method: pick another made-up name in ${THIS_FILE}`);
+      const declared = replaceOnce(
         text,
         'export interface PetStore {\n',
         `export interface PetStore {\n  /** Removes the animal; false when there was none. */\n  ${STORE_METHOD}(id: number): Promise<boolean>;\n`,
-        'src/store/types.ts (the PetStore interface)',
+        `${store} (the PetStore interface)`,
       );
-    });
-    copy.edit('src/store/pets.ts', (text) =>
-      replaceOnce(
-        text,
+      return replaceOnce(
+        declared,
         '    async get(id) {\n',
         `    async ${STORE_METHOD}(id) {\n      const result = await db.deleteFrom('pets').where('id', '=', id).executeTakeFirst();\n      return result.numDeletedRows > 0n;\n    },\n\n    async get(id) {\n`,
-        'src/store/pets.ts (the store object, at its get method)',
-      ),
-    );
+        `${store} (the store object, at its get method)`,
+      );
+    });
 
     // npm run lint and the copy's own tests of operations, the store and its fake, at once. About a
     // minute on an idle machine; the bounds are for a CI machine busy with other suites.
     [lint, suite] = await Promise.all([
       runCommand(copy.bin('tsx'), ['scripts/lint.ts'], { cwd: copy.dir, env: copyEnv(), timeoutMs: 600_000 }),
-      runCommand(copy.bin('vitest'), ['run', 'test/contract', 'test/errors.test.ts', 'test/typecheck.test.ts', 'test/getPet.test.ts', 'test/architecture.test.ts'], {
+      runCommand(copy.bin('vitest'), ['run', '--project', 'quick', 'test/contract', 'test/errors.test.ts', 'test/typecheck.test.ts', 'test/getPet.test.ts', 'test/architecture.test.ts'], {
         cwd: copy.dir,
         env: copyEnv({ CONTRACT_TARGET: 'sqlite,mock' }),
         timeoutMs: 600_000,

@@ -22,9 +22,9 @@ import { compileCases, compilerOptionsOf } from './support/compile.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tmpDir = join(root, 'test', `.vitest-typecheck-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
 
-// The real map (handlers/index.ts), so an operation added to the spec and the map changes no case here.
+// The real map (generated/handlers.ts), so an operation added to the spec and the map changes no case here.
 const IMPORTS = `import type { Handler, Handlers } from '../../src/contract.js';
-import { handlers } from '../../handlers/index.js';
+import { handlers } from '../../generated/handlers.js';
 const { getPet, ...allButGetPet } = handlers;
 `;
 

@@ -269,11 +269,11 @@ export function createApi(options: ApiOptions): Api {
       if (rateLimit !== undefined && exchange.caller !== undefined) return checkRateLimit(rateLimit, exchange, exchange.caller).then(() => readBody(context, exchange));
       return readBody(context, exchange);
     },
-    // An operation in the contract that handlers/index.ts does not list yet: the compiler says so,
-    // but `npm run dev` restarts without a type check, so a fresh spec edit answers this 501.
+    // An operation in the contract that generated/handlers.ts does not list yet: the compiler says
+    // so, but a server started without a type check answers this 501 until \`npm run generate\`.
     notImplemented: (context: Context) => {
       const operationId = context.operation.operationId ?? '';
-      throw new Refusal(501, 'not_implemented', `${operationId} is in the contract but has no handler yet: add handlers/${operationId}.ts to handlers/index.ts.`);
+      throw new Refusal(501, 'not_implemented', `${operationId} is in the contract but has no handler yet: run \`npm run generate\` to scaffold handlers/${operationId}.ts.`);
     },
     validationFail: (context: Context) => {
       throw validationRefusal(spelledAsDeclared(context.operation, detailsOf(context.validation.errors ?? [])));

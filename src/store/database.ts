@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { isDatabaseUnavailable } from '../unavailable.js';
-import { migrateToLatest } from './migrations.js';
+import { migrateToLatest } from './migrate.js';
 import { runDirectly } from './prepared.js';
 import type { Database, Dialect } from './schema.js';
 import { withStatementCache } from './statementCache.js';

@@ -1,13 +1,22 @@
 /**
  * The `Idempotency-Key` records (table idempotency_keys): what a create with a key finds before
  * it writes, and what it leaves behind in the same transaction as its pet, so no crash can
- * separate the two. ./pets.ts runs these inside its group-commit transactions.
+ * separate the two. ./resources/pets.ts runs these inside its group-commit transactions.
  */
 import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { prepare, type Executor } from './prepared.js';
 import type { Database, Dialect } from './schema.js';
-import type { IdempotencyKey, NewPetRecord } from './types.js';
+
+/**
+ * An `Idempotency-Key` as sent (spec: IdempotencyKey) and whose it is: keys belong to the API key
+ * that sent them, so two callers with the same key never meet.
+ */
+export interface IdempotencyKey {
+  /** The opaque id of the API key (../contract.ts, HandlerRequest.caller). */
+  caller: string;
+  key: string;
+}
 
 /** A key with the fingerprint of the request that carries it. */
 export interface Claim extends IdempotencyKey {
@@ -52,8 +61,8 @@ function canonicalJson(value: unknown): string {
  * were applied (so `status` omitted equals `status: available`, and key order or whitespace in
  * the request do not matter). Every field of the record counts, fields added to the spec later too.
  */
-export function fingerprintOf(pet: NewPetRecord): string {
-  return hash('sha256', canonicalJson(pet), 'hex');
+export function fingerprintOf(record: object): string {
+  return hash('sha256', canonicalJson(record), 'hex');
 }
 
 /** One string per caller and key: neither part can hold a newline (a caller id is hex or 'sandbox'; a key is visible ASCII). */

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Pet } from '../schemas.js';
 import type { DatabaseHandle } from './database.js';
-import type { NewPetRecord } from './types.js';
+import type { NewPetRecord, Tables as PetTables } from './resources/pets.js';
 
 export interface SandboxSeeds {
   /** Animals stored with the ids they carry (the examples of listPets' 200). */
@@ -22,7 +22,7 @@ export interface SandboxStore {
 
 export function createSandboxStore(database: DatabaseHandle, seeds: SandboxSeeds): SandboxStore {
   if (database.dialect !== 'sqlite') throw new Error('the sandbox store is SQLite only');
-  const { db } = database;
+  const db = database.db.withTables<PetTables>();
   return {
     reset: () =>
       db.transaction().execute(async (trx) => {

@@ -3,15 +3,12 @@ import type { Generated } from 'kysely';
 /** The two SQL dialects the store speaks; the migrations differ between them in identity columns. */
 export type Dialect = 'sqlite' | 'postgres';
 
-/** Table shapes as Kysely sees them; created by ./migrations.ts. */
+/**
+ * The tables the server keeps for itself (keys, secrets, Idempotency-Key records, calls of
+ * deprecated operations), as Kysely sees them. A resource's tables are typed in its own module
+ * (src/store/resources/), and every table is created by a file of src/store/migrations/.
+ */
 export interface Database {
-  pets: {
-    id: Generated<number>;
-    name: string;
-    category_id: number;
-    status: 'available' | 'pending' | 'sold';
-    created_at: string;
-  };
   api_keys: {
     id: Generated<number>;
     name: string;

@@ -1,13 +1,67 @@
-import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { JsonText, type Pet, type PetStatus } from '../schemas.js';
-import { isDatabaseUnavailable } from '../unavailable.js';
-import { createBatcher } from './batcher.js';
-import { createKeyRecords, fingerprintOf, KeyRecordedMeanwhile, slotOf, type Claim, type NewKeyRecord } from './idempotencyKeys.js';
-import { prepare, type Executor } from './prepared.js';
-import type { Database, Dialect } from './schema.js';
-import type { CreateOutcome, ListPetsQuery, NewPetRecord, PetPage, PetStore } from './types.js';
+/**
+ * The animals: their table, and the store handlers reach as `deps.pets` (src/contract.ts), on
+ * either SQL dialect through one query path. Plain data in, plain data out: nothing of SQL leaves.
+ */
+import { sql, type Generated, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import { JsonText, type Pet, type PetStatus } from '../../schemas.js';
+import { isDatabaseUnavailable } from '../../unavailable.js';
+import { createBatcher } from '../batcher.js';
+import { createKeyRecords, fingerprintOf, KeyRecordedMeanwhile, slotOf, type Claim, type IdempotencyKey, type NewKeyRecord } from '../idempotencyKeys.js';
+import { prepare, type Executor } from '../prepared.js';
+import type { ResourceContext } from '../resource.js';
 
-type PetRow = Pick<Selectable<Database['pets']>, 'id' | 'name' | 'category_id' | 'status'>;
+/** The table of src/store/migrations/0001_pets.ts, as Kysely sees it. */
+export type Tables = {
+  pets: {
+    id: Generated<number>;
+    name: string;
+    category_id: number;
+    status: 'available' | 'pending' | 'sold';
+    created_at: string;
+  };
+};
+
+/** A new animal after validation: the spec's default status has been applied. */
+export type NewPetRecord = Omit<Pet, 'id'>;
+
+export interface ListPetsQuery {
+  limit: number;
+  status?: PetStatus;
+  /** Only animals with a larger id: the position a cursor encodes. */
+  afterId?: number;
+}
+
+export interface PetPage {
+  /** The page as the JSON array the client gets, built by the database. */
+  pets: JsonText<Pet[]>;
+  /** The id of the page's last pet, where a next page starts. */
+  lastId: number | undefined;
+  /** True when animals exist past the last one of this page. */
+  hasMore: boolean;
+}
+
+/**
+ * What a create came to, named as the spec names the answers. Without an `Idempotency-Key`
+ * always `created`. With one: `replayed` when the key was used before with an equal body (`body`
+ * is the first 201's, as sent then; Idempotent-Replayed), `idempotency_key_reused` when with
+ * another body (422), `idempotency_key_in_use` while the first request with the key is still
+ * being served (409).
+ */
+export type CreateOutcome =
+  | { outcome: 'created'; pet: Pet }
+  | { outcome: 'replayed'; petId: number; body: JsonText<Pet> }
+  | { outcome: 'idempotency_key_reused' }
+  | { outcome: 'idempotency_key_in_use' };
+
+/** Where animals live. One implementation serves both SQL dialects. */
+export interface PetStore {
+  /** Adds the animal; with `once`, at most once per key (see CreateOutcome). */
+  create(pet: NewPetRecord, once?: IdempotencyKey): Promise<CreateOutcome>;
+  get(id: number): Promise<Pet | undefined>;
+  list(query: ListPetsQuery): Promise<PetPage>;
+}
+
+type PetRow = Pick<Selectable<Tables['pets']>, 'id' | 'name' | 'category_id' | 'status'>;
 
 function toPet(row: PetRow): Pet {
   return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status };
@@ -15,8 +69,9 @@ function toPet(row: PetRow): Pet {
 
 const COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
 
-/** The animals, on either SQL dialect through one query path; `onBatch` hears each group commit's size. */
-export function createPetStore(db: Kysely<Database>, dialect: Dialect, onBatch?: (size: number) => void): PetStore {
+/** The animals' store; `onBatch` hears each group commit's size. */
+export function open({ db: core, dialect, onBatch }: ResourceContext): PetStore {
+  const db = core.withTables<Tables>();
   const byId = prepare<{ id: number }, PetRow>(db, (bind) => db.selectFrom('pets').select(COLUMNS).where('id', '=', bind('id')));
   type Insert = { name: string; categoryId: number; status: PetStatus; createdAt: string };
   const insert = prepare<Insert, PetRow>(db, (bind) =>
@@ -60,7 +115,7 @@ export function createPetStore(db: Kysely<Database>, dialect: Dialect, onBatch?:
   // A create with an Idempotency-Key looks its key up and records it in the transaction that
   // inserts its pet, so the pet and the record commit together or not at all. Creates without a
   // key run their inserts alone, as before keys existed (./idempotencyKeys.ts runs nothing for them).
-  const keys = createKeyRecords(db, dialect);
+  const keys = createKeyRecords(core, dialect);
   type Item = { pet: NewPetRecord; claim?: Claim };
   const writeItems = async (on: Executor, items: readonly Item[], createdAt: string): Promise<CreateOutcome[]> => {
     const found = await keys.lookUp(on, items.map((item) => item.claim));
