@@ -31,6 +31,20 @@ function repeatedClass(pattern: string): { one: RegExp; quantifier: string } | u
  */
 export function comparePatterns(before: string, after: string): PatternRelation {
   if (before === after) return 'same';
+  // A shared schema's pattern is judged once per place it is used (each request and response of
+  // each operation, each release compared), and one judgement walks every code point: about half
+  // a second. The answer depends on the two strings alone.
+  const key = JSON.stringify([before, after]);
+  const known = relations.get(key);
+  if (known !== undefined) return known;
+  const relation = compareOverCodePoints(before, after);
+  relations.set(key, relation);
+  return relation;
+}
+
+const relations = new Map<string, PatternRelation>();
+
+function compareOverCodePoints(before: string, after: string): PatternRelation {
   const [was, is] = [repeatedClass(before), repeatedClass(after)];
   if (!was || !is || was.quantifier !== is.quantifier) return 'other';
   let gained = false;
