@@ -9,10 +9,14 @@
  * removes, so an edited fixture cannot make a case silently test nothing; what a case adds has a
  * generated name; and an edit reaches its node by its path. The real spec/openapi.yaml is judged
  * as `npm run lint` judges it, against spec/released/ (the last cases). The gate runs on
- * each copy, two at a time, with `--spec <mutated.yaml> --against <unmodified.yaml>` (or the
- * released contract a case describes): the cases do not depend on what spec/released/ holds.
- * A case about the calendar (a deprecated operation removed before or after its sunset) names
- * its day with CONTRACT_DATE; the others run without it, on today's date.
+ * each copy with `--spec <mutated.yaml> --against <unmodified.yaml>` (or the released contract a
+ * case describes): the cases do not depend on what spec/released/ holds. A case about the
+ * calendar (a deprecated operation removed before or after its sunset) names its day with
+ * CONTRACT_DATE; the others run without it, on today's date.
+ *
+ * The gate runs in this process (test/support/gate.ts): a TypeScript start per case cost more than
+ * the comparison. A few runs go through the command itself, to prove it prints and exits as the
+ * function says (the last cases).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isNode, isSeq, parse, parseDocument, type Document } from 'yaml';
+import { runGate, type GateResult } from './support/gate.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const FROZEN = join('test', 'fixtures', 'spec', 'openapi.yaml');
@@ -502,15 +507,23 @@ const SUNSET_PASSES: Case[] = [
   { name: 'getPet removed after its sunset (CONTRACT_DATE=2030-12-06)', date: '2030-12-06', edits: () => REMOVE_GET_PET, expected: [] },
 ];
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
+interface Result extends GateResult {
   breaking: string[];
 }
 
-/** Runs the gate on `date` (CONTRACT_DATE; today when undefined); resolves with its exit code and output whatever the code. */
-function gate(args: string[], date?: string): Promise<Result> {
+const withBreaking = (result: GateResult): Result => ({
+  ...result,
+  breaking: `${result.stdout}\n${result.stderr}`
+    .split('\n')
+    .filter((l) => l.startsWith('BREAKING: '))
+    .map((l) => l.slice('BREAKING: '.length)),
+});
+
+/** Runs the gate on `date` (CONTRACT_DATE; today when undefined), in this process; resolves with its exit code and output whatever the code. */
+const gate = async (args: string[], date?: string): Promise<Result> => withBreaking(await runGate(args, date));
+
+/** The same, as the command `npm run breaking` runs. */
+function gateCommand(args: string[], date?: string): Promise<Result> {
   const env = { ...process.env };
   delete env.CONTRACT_DATE;
   if (date !== undefined) env.CONTRACT_DATE = date;
@@ -518,28 +531,18 @@ function gate(args: string[], date?: string): Promise<Result> {
     // `node --import tsx` is what the tsx command does, minus a second process: a quarter faster.
     execFile(process.execPath, ['--import', 'tsx', 'scripts/breaking.ts', ...args], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      const breaking = `${stdout}\n${stderr}`
-        .split('\n')
-        .filter((l) => l.startsWith('BREAKING: '))
-        .map((l) => l.slice('BREAKING: '.length));
-      resolve({ code, stdout, stderr, breaking });
+      resolve(withBreaking({ code, stdout, stderr }));
     });
   });
 }
 
-/** At most `limit` runs at a time (two cores). */
-function pool(limit: number) {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (running >= limit) await new Promise<void>((go) => waiting.push(go));
-    running += 1;
-    try {
-      return await task();
-    } finally {
-      running -= 1;
-      waiting.shift()?.();
-    }
+/** One run at a time: the comparisons are synchronous, so more at once only holds more documents in memory. */
+function sequence() {
+  let last: Promise<unknown> = Promise.resolve();
+  return <T>(task: () => Promise<T>): Promise<T> => {
+    const next = last.then(task, task);
+    last = next.catch(() => undefined);
+    return next;
   };
 }
 
@@ -547,10 +550,17 @@ const results = new Map<string, Promise<Result>>();
 const mutationErrors = new Map<string, Error>();
 const file = (name: string) => join(tmp, `${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 80)}.yaml`);
 
+/** The command's own runs, started first so that they go on beside the in-process ones. */
+const commands = new Map<string, Promise<Result>>();
+/** The case that is run both ways, to show that the command prints and exits as the function does. */
+const BOTH_WAYS = BREAKS[0]!;
+
 beforeAll(() => {
   const unmodified = file('unmodified');
   writeFileSync(unmodified, original);
-  const run = pool(2);
+  commands.set('help', gateCommand(['--help']));
+  commands.set('unknown', gateCommand(['--base', 'x.json']));
+  const run = sequence();
   for (const c of [...BREAKS, ...PASSES, ...SUNSET_PASSES]) {
     const [mutated, against] = [file(c.name), c.against ? file(`against ${c.name}`) : unmodified];
     try {
@@ -561,6 +571,7 @@ beforeAll(() => {
       continue;
     }
     const args = c.reversed ? ['--spec', against, '--against', mutated] : ['--spec', mutated, '--against', against];
+    if (c === BOTH_WAYS) commands.set(c.name, gateCommand(args, c.date));
     results.set(c.name, run(() => gate(args, c.date)));
   }
   results.set('default', run(() => gate([])));
@@ -617,7 +628,8 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
   it('holds a later release to every earlier one: a new ErrorCode passes against 1.1.0, which marks it extensible, and fails by default, because 1.0.0 did not', async () => {
     const mutated = file('a new ErrorCode against each release');
     writeFileSync(mutated, mutate([append([...ERROR_CODES, 'enum'], 'rate_limited')]));
-    const [newest, every] = await Promise.all([gate(['--spec', mutated, '--against', join(root, 'spec', 'released', '1.1.0.json')]), gate(['--spec', mutated])]);
+    const newest = await gate(['--spec', mutated, '--against', join(root, 'spec', 'released', '1.1.0.json')]);
+    const every = await gate(['--spec', mutated]);
     expect(newest.code, newest.stderr).toBe(0);
     expect(every.code, every.stdout).toBe(1);
     expect(every.breaking.length).toBeGreaterThan(0);
@@ -625,7 +637,7 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
   });
 
   it('documents --spec, --against and CONTRACT_DATE in --help, and refuses an unknown argument and a CONTRACT_DATE that is not a date', async () => {
-    const [help, unknown, badDate] = await Promise.all([gate(['--help']), gate(['--base', 'x.json']), gate([], '2030-12-32')]);
+    const [help, unknown, badDate] = await Promise.all([commands.get('help')!, commands.get('unknown')!, gate([], '2030-12-32')]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--spec <file>');
     expect(help.stdout).toContain('--against <file>');
@@ -636,5 +648,11 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toContain('CONTRACT_DATE must be a calendar date in the form YYYY-MM-DD');
     expect(badDate.stderr).toContain('"2030-12-32"');
+  });
+
+  it(`as a command prints exactly what it prints in process, and exits with its status (${BOTH_WAYS.name})`, async () => {
+    const [command, inProcess] = await Promise.all([commands.get(BOTH_WAYS.name)!, resultOf(BOTH_WAYS)]);
+    expect(command.code, command.stderr).toBe(1);
+    expect(command).toEqual(inProcess);
   });
 });
