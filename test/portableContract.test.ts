@@ -14,6 +14,7 @@ import { parse } from 'yaml';
 import { comparePatterns } from '../scripts/lib/patternScope.js';
 import { MAX_REQUEST_HEAD_BYTES } from '../src/http/clientError.js';
 import { loadBundledSpec } from '../src/spec.js';
+import { runGate } from './support/gate.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -83,13 +84,10 @@ describe('header parameters fit in the request head the server accepts', () => {
   });
 });
 
-/** Runs the gate; resolves with its exit code and output. */
-function gate(args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/breaking.ts', ...args], { cwd: root }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, output: `${stdout}${stderr}` });
-    });
-  });
+/** Runs the gate (in this process: test/breaking.test.ts proves the command prints the same); resolves with its exit code and output. */
+async function gate(args: string[]): Promise<{ code: number; output: string }> {
+  const { code, stdout, stderr } = await runGate(args);
+  return { code, output: `${stdout}${stderr}` };
 }
 
 const released = join(root, 'spec', 'released', '1.1.0.json');
