@@ -3,11 +3,17 @@
  * from): a release writes exactly the files it should, each as it should, and every refusal
  * leaves every file of the project byte-identical. Also the computed changes it writes
  * (scripts/lib/contractChanges.ts), read on the released contracts themselves.
+ *
+ * The release runs in this process (scripts/release.ts's main, on the copy), its checks and
+ * generate as the children they are: npm and a TypeScript start per case cost more than most
+ * refusals. The release itself, and one refusal compared byte for byte with the in-process run, go
+ * through `npm run release`, to prove the command prints and exits as the function says.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main as releaseMain } from '../scripts/release.js';
 import { changesMarkdown, contractChanges, type ChangeGroup } from '../scripts/lib/contractChanges.js';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
 
@@ -50,7 +56,17 @@ let copy: ProjectCopy;
 let newest: string;
 let next: string;
 
-const release = (...args: string[]): Promise<CommandResult> => runCommand('npm', ['run', '-s', 'release', '--', ...args], { cwd: copy.dir, timeoutMs: 240_000 });
+/** `npm run release -- <args>` in the copy, as the command. */
+const releaseCommand = (...args: string[]): Promise<CommandResult> => runCommand('npm', ['run', '-s', 'release', '--', ...args], { cwd: copy.dir, timeoutMs: 240_000 });
+
+/** The same release of the copy, run in this process: its output and exit status as the command's. */
+async function release(...args: string[]): Promise<CommandResult> {
+  const started = performance.now();
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await releaseMain(args, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text), root: copy.dir });
+  return { code, stdout: stdout.join(''), stderr: stderr.join(''), ms: Math.round(performance.now() - started) };
+}
 
 beforeAll(() => {
   copy = copyProject('animal-store-release-');
@@ -103,6 +119,14 @@ describe('npm run release refuses, writing nothing', () => {
     expect(changedFiles(before, snapshot(copy.dir))).toEqual([]);
   });
 
+  it('abc, as the command: the same output and exit status as in process', async () => {
+    const before = snapshot(copy.dir);
+    const [command, inProcess] = [await releaseCommand('abc', '--date', DATE), await release('abc', '--date', DATE)];
+    expect(command.code, command.stdout + command.stderr).toBe(1);
+    expect({ code: command.code, stdout: command.stdout, stderr: command.stderr }).toEqual({ code: inProcess.code, stdout: inProcess.stdout, stderr: inProcess.stderr });
+    expect(changedFiles(before, snapshot(copy.dir))).toEqual([]);
+  });
+
   it('the newest released version again', async () => {
     const before = snapshot(copy.dir);
     const run = await release(newest);
@@ -150,7 +174,7 @@ describe('npm run release <next minor>', () => {
 
   beforeAll(async () => {
     before = snapshot(copy.dir);
-    run = await release(next, '--date', DATE);
+    run = await releaseCommand(next, '--date', DATE);
     after = snapshot(copy.dir);
   }, 300_000);
 
