@@ -680,6 +680,9 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       beforeAll(async () => {
         // The first server keeps running the code it loaded; these edits are for the second.
         storeField(copy);
+        // The new migration file is listed by npm run generate (generated/migrations.ts).
+        const regenerated = await timed('npm run generate after the store edits', () => runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir }));
+        if (regenerated.code !== 0) throw new Error(`npm run generate failed in the copy:\n${commandOutput(regenerated)}`);
         const [compiled, started] = await Promise.allSettled([
           timed('tsc after the store edits', () => runCommand(copy.bin('tsc'), ['-p', 'tsconfig.json'], { cwd: copy.dir })),
           timed('second server start', () => startServer('server-with-field')),

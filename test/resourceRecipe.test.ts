@@ -1,0 +1,214 @@
+/**
+ * The README's recipe for a new resource, on a copy of the project: the Swagger Petstore's store
+ * orders (test/fixtures/resource-recipe/orders.yaml, under made-up …Example names) pasted into the
+ * spec as lint wants them, `npm run generate` (a stub per operation, in the handler map); then
+ * the copy's quick suite passes with nothing but those stubs, since every test that walks the
+ * operations reads them from the spec. Then the store: one resource module
+ * (src/store/resources/orderExamples.ts: its table type and queries, for both dialects) and one
+ * migration file, `npm run generate` again (it lists both), two handlers; and nothing else is
+ * edited: the copy's `npm run lint` and quick suite pass, and its server places and reads orders
+ * on SQLite, and on PostgreSQL when DATABASE_URL is set.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, parseDocument } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScratchDatabase, type ScratchDatabase } from '../scripts/lib/scratchDatabase.js';
+import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
+import { copyProject, projectRoot, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
+
+const HOST = '127.0.0.1';
+const THIS_FILE = 'test/resourceRecipe.test.ts';
+const FIXTURE = join(projectRoot, 'test/fixtures/resource-recipe/orders.yaml');
+const RESOURCE = 'orderExamples';
+const MIGRATION = '9998_order_examples';
+
+type Fragment = { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> }; tags: Array<{ name: string }> };
+
+/** README step 1: the fixture's paths, schemas and tag added to the spec, kept in its formatting. */
+function addResource(specText: string): string {
+  const doc = parseDocument(specText);
+  const fragment = parse(readFileSync(FIXTURE, 'utf8')) as Fragment;
+  for (const [path, item] of Object.entries(fragment.paths)) {
+    if (doc.hasIn(['paths', path])) throw new Error(`spec/openapi.yaml already has ${path}: pick another made-up path in ${FIXTURE}`);
+    doc.setIn(['paths', path], doc.createNode(item));
+  }
+  for (const [name, schema] of Object.entries(fragment.components.schemas)) {
+    if (doc.hasIn(['components', 'schemas', name])) throw new Error(`spec/openapi.yaml already has a schema ${name}: pick another made-up name in ${FIXTURE}`);
+    doc.setIn(['components', 'schemas', name], doc.createNode(schema));
+  }
+  const tags = doc.get('tags');
+  if (!tags || typeof tags !== 'object' || !('add' in tags)) throw new Error('spec/openapi.yaml has no top-level tags list');
+  for (const tag of fragment.tags) (tags as { add(node: unknown): void }).add(doc.createNode(tag));
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
+// The recipe's store module and migration, as a newcomer writes them after reading
+// src/store/resources/pets.ts and src/store/migrations/0001_pets.ts.
+const STORE = `/** Orders of the store: their table, and the store handlers reach as \`deps.${RESOURCE}\`. */
+import type { Generated, Selectable } from 'kysely';
+import type { Schemas } from '../../schemas.js';
+import type { ResourceContext } from '../resource.js';
+
+type Order = Schemas['OrderExample'];
+
+/** The table of src/store/migrations/${MIGRATION}.ts. */
+export type Tables = {
+  order_examples: {
+    id: Generated<number>;
+    pet_id: number;
+    quantity: number;
+    ship_date: string | null;
+    status: Order['status'];
+    /** 0 or 1: SQLite has no boolean. */
+    complete: number;
+    created_at: string;
+  };
+};
+
+export interface OrderStore {
+  place(order: Omit<Order, 'id'>): Promise<Order>;
+  get(id: number): Promise<Order | undefined>;
+}
+
+function toOrder(row: Selectable<Tables['order_examples']>): Order {
+  return { id: row.id, petId: row.pet_id, quantity: row.quantity, ...(row.ship_date === null ? {} : { shipDate: row.ship_date }), status: row.status, complete: row.complete === 1 };
+}
+
+export function open({ db: core }: ResourceContext): OrderStore {
+  const db = core.withTables<Tables>();
+  return {
+    async place(order) {
+      const values = { pet_id: order.petId, quantity: order.quantity, ship_date: order.shipDate ?? null, status: order.status, complete: order.complete ? 1 : 0, created_at: new Date().toISOString() };
+      return toOrder(await db.insertInto('order_examples').values(values).returningAll().executeTakeFirstOrThrow());
+    },
+    async get(id) {
+      const row = await db.selectFrom('order_examples').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toOrder(row);
+    },
+  };
+}
+`;
+
+const MIGRATION_FILE = `/** Orders of the store (src/store/resources/${RESOURCE}.ts). */
+import { sql } from 'kysely';
+import { bigint, idColumn, type MigrationUp } from '../migrationSql.js';
+
+export const up: MigrationUp = async (db, dialect) => {
+  await sql\`create table order_examples (
+    id \${idColumn(dialect)},
+    pet_id \${bigint(dialect)} not null,
+    quantity integer not null,
+    ship_date text,
+    status text not null check (status in ('placed', 'approved', 'delivered')),
+    complete integer not null,
+    created_at text not null
+  )\`.execute(db);
+};
+`;
+
+const HANDLERS: Record<string, string> = {
+  placeOrderExample: `import type { Handler } from '../src/contract.js';
+
+/** placeOrderExample: POST /examples/store/order. */
+export const placeOrderExample: Handler<'placeOrderExample'> = async ({ body }, { ${RESOURCE} }) => {
+  const order = await ${RESOURCE}.place({ petId: body.petId, quantity: body.quantity, ...(body.shipDate === undefined ? {} : { shipDate: body.shipDate }), status: body.status ?? 'placed', complete: body.complete ?? false });
+  return { status: 201, body: order };
+};
+`,
+  getOrderByIdExample: `import type { Handler } from '../src/contract.js';
+import { errorBody } from '../src/contract.js';
+
+/** getOrderByIdExample: GET /examples/store/order/{orderId}. */
+export const getOrderByIdExample: Handler<'getOrderByIdExample'> = async ({ path }, { ${RESOURCE} }) => {
+  const order = await ${RESOURCE}.get(path.orderId);
+  if (!order) return { status: 404, body: errorBody(404, 'not_found', \`No order has id \${path.orderId}.\`) };
+  return { status: 200, body: order };
+};
+`,
+};
+
+/** The copy's environment for its own commands: none of this run's vitest state. */
+function copyEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('VITEST') && name !== 'NODE_ENV' && name !== 'TEST_STORAGE') env[name] = value;
+  return { ...env, REDIS_URL: '', ...extra };
+}
+
+const output = (result: CommandResult) => `exit ${String(result.code)}\n${result.stdout.slice(-20_000)}\n${result.stderr.slice(-20_000)}`;
+const generate = (copy: ProjectCopy) => runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir, env: copyEnv() });
+const quickSuite = (copy: ProjectCopy) => runCommand('npm', ['test'], { cwd: copy.dir, env: copyEnv({ DATABASE_URL: '' }), timeoutMs: 900_000 });
+
+describe(`a new resource through the README's recipe: the Petstore's store orders as ${RESOURCE}, on a copy`, () => {
+  let copy: ProjectCopy;
+  let stubs: { generate: CommandResult; suite: CommandResult };
+  let stored: { generate: CommandResult; lint: CommandResult; suite: CommandResult };
+  const servers: RunningProcess[] = [];
+  let scratch: ScratchDatabase | undefined;
+
+  beforeAll(async () => {
+    copy = copyProject('animal-store-resource-recipe-');
+    if (copy.read('src/store/resources/pets.ts').length === 0) throw new Error(`${THIS_FILE}: src/store/resources/pets.ts is empty`);
+    // 1–3: the spec, then npm run generate: a 501 stub per operation, listed in the handler map.
+    copy.edit('spec/openapi.yaml', addResource);
+    const first = await generate(copy);
+    stubs = { generate: first, suite: first.code === 0 ? await quickSuite(copy) : first };
+    // The store: one module, one migration; npm run generate lists both; then two handlers.
+    copy.write(`src/store/resources/${RESOURCE}.ts`, STORE);
+    copy.write(`src/store/migrations/${MIGRATION}.ts`, MIGRATION_FILE);
+    const second = await generate(copy);
+    for (const [operationId, source] of Object.entries(HANDLERS)) copy.write(`handlers/${operationId}.ts`, source);
+    const [lint, suite] = await Promise.all([runCommand(copy.bin('tsx'), ['scripts/lint.ts'], { cwd: copy.dir, env: copyEnv(), timeoutMs: 600_000 }), quickSuite(copy)]);
+    stored = { generate: second, lint, suite };
+  }, 1_800_000);
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => stopProcess(server)));
+    await scratch?.drop();
+    copy?.remove();
+  });
+
+  it('with the spec and its generated stubs alone, the copy\'s quick suite (npm test) passes untouched', () => {
+    expect(stubs.generate.code, output(stubs.generate)).toBe(0);
+    for (const operationId of ['getInventoryExample', 'placeOrderExample', 'getOrderByIdExample', 'deleteOrderExample']) expect(stubs.generate.stdout).toContain(`handlers/${operationId}.ts`);
+    expect(stubs.suite.code, output(stubs.suite)).toBe(0);
+  });
+
+  it('with the store module and the migration listed by npm run generate, npm run lint and the quick suite pass', () => {
+    expect(stored.generate.stdout).toMatch(/generated\/stores\.ts[\s\S]*generated\/migrations\.ts/);
+    expect(copy.read('generated/stores.ts')).toContain(`${RESOURCE}: ${RESOURCE}.open(context)`);
+    expect(stored.lint.code, output(stored.lint)).toBe(0);
+    expect(stored.suite.code, output(stored.suite)).toBe(0);
+  });
+
+  async function placesAndReads(env: Record<string, string>): Promise<void> {
+    const port = await freePort(HOST);
+    const server = startProcess(copy.bin('tsx'), ['src/main.ts'], { cwd: copy.dir, env: copyEnv({ PORT: String(port), HOST, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env }) });
+    servers.push(server);
+    await waitForHttp(`http://${HOST}:${port}/healthz`, server);
+    const key = /^\s*(ask_[A-Za-z0-9_-]{43})\s*$/m.exec(server.output())?.[1];
+    expect(key, server.output()).toBeDefined();
+    const api = `http://${HOST}:${port}/v1/examples/store`;
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const placed = await fetch(`${api}/order`, { method: 'POST', headers, body: JSON.stringify({ petId: 198772, quantity: 7, shipDate: '2026-12-01T10:00:00Z' }) });
+    const order = (await placed.json()) as { id: number };
+    expect({ status: placed.status, order }).toEqual({ status: 201, order: { id: expect.any(Number), petId: 198772, quantity: 7, shipDate: '2026-12-01T10:00:00Z', status: 'placed', complete: false } });
+    const read = await fetch(`${api}/order/${order.id}`, { headers });
+    expect({ status: read.status, order: await read.json() }).toEqual({ status: 200, order });
+    expect((await fetch(`${api}/order/${order.id + 1000}`, { headers })).status).toBe(404);
+    const refused = await fetch(`${api}/order`, { method: 'POST', headers, body: JSON.stringify({ petId: '1', quantity: 7 }) });
+    expect(await refused.json()).toMatchObject({ status: 400, code: 'validation_failed', details: [{ in: 'body', field: 'petId' }] });
+    expect((await fetch(`${api}/inventory`, { headers })).status).toBe(501);
+    // No log line breaks the contract (the server checks its responses in test mode).
+    expect(server.output()).not.toMatch(/response breaks the contract/);
+  }
+
+  it("the copy's server places and reads orders on SQLite", async () => {
+    await placesAndReads({ DATABASE_URL: '', SQLITE_PATH: copy.path('data', 'orders.sqlite') });
+  }, 120_000);
+
+  it.skipIf(!process.env.DATABASE_URL)("the copy's server places and reads orders on PostgreSQL (skipped without DATABASE_URL)", async () => {
+    scratch = await createScratchDatabase(process.env.DATABASE_URL ?? '', 'recipe');
+    await placesAndReads({ DATABASE_URL: scratch.url });
+  }, 120_000);
+});
