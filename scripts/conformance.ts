@@ -15,7 +15,8 @@
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { projectRoot } from '../src/paths.js';
@@ -65,58 +66,21 @@ Prints Respect's report, then the failed checks (if any) and one summary line.
 Exit codes: 0 the deployment conforms; 1 a check failed or a workflow could not run (the
 deployment unreachable included); 2 the command was used wrongly.`;
 
-function usage(message: string): never {
-  console.error(`${message}\n\n${HELP}`);
-  process.exit(2);
+/** Where a run writes what it prints, and the environment it reads: a process's own, or a test's. */
+export interface ConformanceIo {
+  /** Text for stdout, as process.stdout.write takes it. */
+  stdout(text: string): void;
+  /** Text for stderr. */
+  stderr(text: string): void;
+  /** Read for CONFORMANCE_KEY, and passed on to Respect. */
+  env: NodeJS.ProcessEnv;
+  /** Whether stdout is a terminal: Respect's output keeps its colours then. */
+  isTTY: boolean;
 }
 
-// ---- Options.
-let options: { server?: string | undefined; key?: string | undefined; write?: boolean | undefined; timeout?: string | undefined; verbose?: boolean | undefined; help?: boolean | undefined };
-try {
-  ({ values: options } = parseArgs({
-    options: {
-      server: { type: 'string' },
-      key: { type: 'string' },
-      write: { type: 'boolean' },
-      timeout: { type: 'string' },
-      verbose: { type: 'boolean', short: 'v' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  }));
-} catch (error) {
-  usage(error instanceof Error ? error.message : String(error));
-}
-if (options.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-
-if (!options.server) usage('--server is required: the base URL of the deployment, ending in /v1.');
-let server: string;
-try {
-  const url = new URL(options.server);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-  server = url.toString().replace(/\/+$/, '');
-} catch {
-  usage(`--server ${options.server} is not an http:// or https:// URL.`);
-}
-// The contract's paths and Link targets are under /v1; a base without it would fail every check.
-if (!new URL(server).pathname.endsWith('/v1')) usage(`--server ${server} does not end in /v1: give the API's base URL, e.g. ${server}/v1.`);
-
-const key = options.key ?? process.env[KEY_ENV];
-if (!key) usage(`An API key is required: --key <key>, or ${KEY_ENV} in the environment.`);
-if (!/^[\x21-\x7E]+$/.test(key)) usage('The API key must be visible ASCII characters only (it is sent as "Authorization: Bearer <key>").');
-
-const timeoutS = Number(options.timeout ?? DEFAULT_TIMEOUT_S);
-if (!Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > 600) usage(`--timeout ${options.timeout} is not a number of seconds from 1 to 600.`);
-
-// ---- Masking: the key, in the forms Respect could print it (JSON-escaped, URL-encoded).
-const secretForms = [...new Set([key, JSON.stringify(key).slice(1, -1), encodeURIComponent(key)])].sort((a, b) => b.length - a.length);
-function mask(text: string): string {
-  let masked = text;
-  for (const form of secretForms) masked = masked.split(form).join(MASK);
-  return masked;
+/** Ends a run early with its exit status, its message already written. */
+class Exit {
+  constructor(readonly code: number) {}
 }
 
 // ---- Respect's JSON report (--json-output), read as far as this script needs it.
@@ -203,10 +167,6 @@ function readReport(path: string): WorkflowResult[] {
   });
 }
 
-// ---- Running Respect.
-const scratch = mkdtempSync(join(tmpdir(), 'animal-store-conformance-'));
-process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
-
 /** Lines of Respect's output that say nothing about the deployment. */
 function noise(line: string): boolean {
   // The CLI's box about its own Node.js support, and where it saved the report this script reads and deletes.
@@ -217,54 +177,6 @@ interface RespectRun {
   code: number | null;
   /** Undefined when Respect wrote no report (it could not start, or could not read a workflow file). */
   workflows: WorkflowResult[] | undefined;
-}
-
-let runs = 0;
-async function respect(files: string[], inputs: Record<string, string | number>): Promise<RespectRun> {
-  const report = join(scratch, `respect-${++runs}.json`);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    REDOCLY_TELEMETRY: 'off',
-    REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
-    REDOCLY_CLI_RESPECT_INPUT: JSON.stringify(inputs),
-    ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }),
-  };
-  // Respect reads every REDOCLY_CLI_RESPECT_* variable as an option: only the input set here applies.
-  for (const name of Object.keys(env)) if (name.startsWith('REDOCLY_CLI_RESPECT_') && name !== 'REDOCLY_CLI_RESPECT_INPUT') delete env[name];
-  const args = [
-    'respect',
-    ...files,
-    '--server',
-    `${SOURCE}=${server}`,
-    '--json-output',
-    report,
-    '--max-fetch-timeout',
-    String(timeoutS * 1000),
-    // Every check fails the run: the defaults, stated so that a conformance run never relaxes them.
-    '--severity',
-    JSON.stringify({ SCHEMA_CHECK: 'error', STATUS_CODE_CHECK: 'error', CONTENT_TYPE_CHECK: 'error', SUCCESS_CRITERIA_CHECK: 'error' }),
-    ...(options.verbose ? ['--verbose'] : []),
-  ];
-  const child = startProcess(join(projectRoot, 'node_modules', '.bin', 'redocly'), args, { cwd: projectRoot, env });
-  // Passed on line by line, so that the key is masked even when it arrives split across chunks.
-  let pending = '';
-  const show = (chunk: Buffer) => {
-    pending += chunk.toString();
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) if (!noise(line)) process.stdout.write(`${mask(line)}\n`);
-  };
-  child.child.stdout?.on('data', show);
-  child.child.stderr?.on('data', show);
-  const exit = await child.exited;
-  if (pending && !noise(pending)) process.stdout.write(`${mask(pending)}\n`);
-  if (!existsSync(report)) return { code: exit.code, workflows: undefined };
-  try {
-    return { code: exit.code, workflows: readReport(report) };
-  } catch (error) {
-    console.error(`Respect's JSON report could not be read (${error instanceof Error ? error.message : String(error)}), so its checks are not counted.`);
-    return { code: exit.code, workflows: undefined };
-  }
 }
 
 // ---- Step descriptions, shown with a failed step: they say what it checks and what to do.
@@ -301,79 +213,217 @@ function describeCheck(check: CheckResult): string {
   return why ? `${shown} (${why.split('. ')[0]})` : shown;
 }
 
-// ---- The run.
-const started = performance.now();
-const apiKeyInput = { apiKey: key };
-const notes: string[] = [];
-console.log(`Conformance of ${server} to the contract (generated/openapi.json): read-only workflows${options.write ? ', after the writing ones (--write)' : ''}.`);
-
-const main = await respect(options.write ? [WRITE, READ] : [READ], apiKeyInput);
-const results: RespectRun[] = [main];
-
-// Following the Link: only when the page of one passed its checks, so its Link has the contract's form.
-const pageOfOne = main.workflows
-  ?.filter((w) => w.file === PAGE_OF_ONE.file && w.workflowId === PAGE_OF_ONE.workflowId)
-  .flatMap((w) => w.steps)
-  .find((s) => s.stepId === PAGE_OF_ONE.stepId);
-const link = pageOfOne?.headers.link;
-if (!pageOfOne || pageOfOne.checks.some((c) => !c.passed)) {
-  notes.push(`The Link rel="next" was not followed: ${PAGE_OF_ONE.workflowId}/${PAGE_OF_ONE.stepId} did not run, or did not pass.`);
-} else if (link === undefined) {
-  notes.push('The Link rel="next" was not followed: a page of one has no next page (the deployment holds at most one pet). --write adds two.');
-} else {
-  const target = new URL(/^<([^>]*)>/.exec(link)?.[1] ?? '', server);
-  const cursor = target.searchParams.get('cursor') ?? '';
-  const first = Array.isArray(pageOfOne.body) ? (pageOfOne.body[0] as unknown) : undefined;
-  const previousId = isRecord(first) && typeof first.id === 'number' ? first.id : 0;
-  console.log(`\nFollowing the Link rel="next" of ${PAGE_OF_ONE.workflowId}/${PAGE_OF_ONE.stepId} (${PAGING}).`);
-  results.push(await respect([PAGING], { ...apiKeyInput, cursor, previousId }));
-}
-
-// ---- Report: the failed checks, then one line.
-const workflows = results.flatMap((r) => r.workflows ?? []);
-const allWorkflows = (ws: WorkflowResult[]): WorkflowResult[] => ws.flatMap((w) => [w, ...allWorkflows(w.nested)]);
-const everyWorkflow = allWorkflows(workflows);
-const steps = everyWorkflow.flatMap((w) => w.steps.map((s) => ({ file: w.file, ...s })));
-const checks = steps.flatMap((s) => s.checks);
-const isFailure = (check: CheckResult) => !check.passed && check.severity === 'error';
-const failed = checks.filter(isFailure).length;
-const warned = checks.filter((c) => !c.passed && !isFailure(c)).length;
-const failedSteps = steps.filter((s) => s.checks.some(isFailure));
-const failedWorkflows = everyWorkflow.filter((w) => w.steps.some((s) => s.checks.some(isFailure)));
-
-if (failedSteps.length > 0) {
-  console.log('\nFailed checks:');
-  const descriptions = new Map<string, Map<string, string>>();
-  for (const step of failedSteps) {
-    if (!descriptions.has(step.file)) descriptions.set(step.file, stepDescriptions(step.file));
-    const error = isRecord(step.body) && typeof step.body.code === 'string' ? ` ${step.body.code}${typeof step.body.message === 'string' ? `: ${step.body.message}` : ''}` : '';
-    // Respect reports the URL with the response, so a request that got none has no URL in the report.
-    const outcome = step.statusCode ? `${step.method} ${step.url} answered ${step.statusCode}${error}` : `no answer from ${server}`;
-    console.log(mask(`  ✗ ${step.file} › ${step.workflowId} › ${step.stepId}: ${outcome}`));
-    const description = descriptions.get(step.file)?.get(`${step.workflowId}/${step.stepId}`);
-    if (description) console.log(mask(`      (${description})`));
-    for (const check of step.checks.filter(isFailure)) {
-      console.log(mask(`      ✗ ${describeCheck(check)}`));
-      // The value the check saw, for each header it names: Respect prints the condition only.
-      for (const [, name] of check.message.matchAll(/\$response\.header\.([A-Za-z0-9-]+)/g)) {
-        const value = step.headers[(name ?? '').toLowerCase()];
-        console.log(mask(`        ${name}: ${value === undefined ? '(absent)' : JSON.stringify(value)}`));
-      }
-    }
+/**
+ * The check, as `npm run conformance` runs it with `argv` (its arguments): writes what the command
+ * prints through `io` and resolves with its exit status instead of exiting, so that a test can run
+ * it in its own process (Respect still runs as the child it is).
+ */
+export async function main(argv: string[], io: ConformanceIo): Promise<number> {
+  try {
+    return await conformance(argv, io);
+  } catch (error) {
+    if (error instanceof Exit) return error.code;
+    throw error;
   }
 }
-if (steps.length > 0 && steps.every((s) => s.statusCode === 0)) notes.push(`No request got an answer from ${server}: is the deployment running, and is the URL right?`);
-for (const note of notes) console.log(`\n${note}`);
 
-const respectFailed = results.some((r) => r.code !== 0 || r.workflows === undefined);
-const ok = !respectFailed && failed === 0;
-const seconds = ((performance.now() - started) / 1000).toFixed(1);
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-const summary = [
-  `${plural(everyWorkflow.length, 'workflow')}${failedWorkflows.length ? ` (${failedWorkflows.length} failed)` : ''}`,
-  `${plural(steps.length, 'step')}${failedSteps.length ? ` (${failedSteps.length} failed)` : ''}`,
-  `${checks.length - failed - warned} checks passed, ${failed} failed${warned ? `, ${warned} warnings` : ''}`,
-].join(', ');
-if (respectFailed && failed === 0) console.log(`\nRespect did not finish cleanly (exit code ${results.map((r) => r.code).join(', ')}); its output is above.`);
-console.log(`\nConformance ${ok ? 'PASSED' : 'FAILED'}: ${summary}; ${server}${options.write ? ' (with --write)' : ' (read-only)'}, ${seconds} s.`);
-process.exit(ok ? 0 : 1);
+async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
+  const log = (text: string) => io.stdout(`${text}\n`);
+  const logError = (text: string) => io.stderr(`${text}\n`);
+
+  function usage(message: string): never {
+    logError(`${message}\n\n${HELP}`);
+    throw new Exit(2);
+  }
+
+  // ---- Options.
+  let options: { server?: string | undefined; key?: string | undefined; write?: boolean | undefined; timeout?: string | undefined; verbose?: boolean | undefined; help?: boolean | undefined };
+  try {
+    ({ values: options } = parseArgs({
+      args: argv,
+      options: {
+        server: { type: 'string' },
+        key: { type: 'string' },
+        write: { type: 'boolean' },
+        timeout: { type: 'string' },
+        verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    usage(error instanceof Error ? error.message : String(error));
+  }
+  if (options.help) {
+    log(HELP);
+    return 0;
+  }
+
+  if (!options.server) usage('--server is required: the base URL of the deployment, ending in /v1.');
+  let server: string;
+  try {
+    const url = new URL(options.server);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+    server = url.toString().replace(/\/+$/, '');
+  } catch {
+    usage(`--server ${options.server} is not an http:// or https:// URL.`);
+  }
+  // The contract's paths and Link targets are under /v1; a base without it would fail every check.
+  if (!new URL(server).pathname.endsWith('/v1')) usage(`--server ${server} does not end in /v1: give the API's base URL, e.g. ${server}/v1.`);
+
+  const key = options.key ?? io.env[KEY_ENV];
+  if (!key) usage(`An API key is required: --key <key>, or ${KEY_ENV} in the environment.`);
+  if (!/^[\x21-\x7E]+$/.test(key)) usage('The API key must be visible ASCII characters only (it is sent as "Authorization: Bearer <key>").');
+
+  const timeoutS = Number(options.timeout ?? DEFAULT_TIMEOUT_S);
+  if (!Number.isInteger(timeoutS) || timeoutS < 1 || timeoutS > 600) usage(`--timeout ${options.timeout} is not a number of seconds from 1 to 600.`);
+
+  // ---- Masking: the key, in the forms Respect could print it (JSON-escaped, URL-encoded).
+  const secretForms = [...new Set([key, JSON.stringify(key).slice(1, -1), encodeURIComponent(key)])].sort((a, b) => b.length - a.length);
+  function mask(text: string): string {
+    let masked = text;
+    for (const form of secretForms) masked = masked.split(form).join(MASK);
+    return masked;
+  }
+
+  // ---- Running Respect.
+  const scratch = mkdtempSync(join(tmpdir(), 'animal-store-conformance-'));
+  // An arrow function, not a declaration, so that what the checks above proved of the key holds inside.
+  const run = async (): Promise<number> => {
+    let runs = 0;
+    async function respect(files: string[], inputs: Record<string, string | number>): Promise<RespectRun> {
+      const report = join(scratch, `respect-${++runs}.json`);
+      const env: NodeJS.ProcessEnv = {
+        ...io.env,
+        REDOCLY_TELEMETRY: 'off',
+        REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+        REDOCLY_CLI_RESPECT_INPUT: JSON.stringify(inputs),
+        ...(io.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }),
+      };
+      // Respect reads every REDOCLY_CLI_RESPECT_* variable as an option: only the input set here applies.
+      for (const name of Object.keys(env)) if (name.startsWith('REDOCLY_CLI_RESPECT_') && name !== 'REDOCLY_CLI_RESPECT_INPUT') delete env[name];
+      const args = [
+        'respect',
+        ...files,
+        '--server',
+        `${SOURCE}=${server}`,
+        '--json-output',
+        report,
+        '--max-fetch-timeout',
+        String(timeoutS * 1000),
+        // Every check fails the run: the defaults, stated so that a conformance run never relaxes them.
+        '--severity',
+        JSON.stringify({ SCHEMA_CHECK: 'error', STATUS_CODE_CHECK: 'error', CONTENT_TYPE_CHECK: 'error', SUCCESS_CRITERIA_CHECK: 'error' }),
+        ...(options.verbose ? ['--verbose'] : []),
+      ];
+      const child = startProcess(join(projectRoot, 'node_modules', '.bin', 'redocly'), args, { cwd: projectRoot, env });
+      // Passed on line by line, so that the key is masked even when it arrives split across chunks.
+      let pending = '';
+      const show = (chunk: Buffer) => {
+        pending += chunk.toString();
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) if (!noise(line)) io.stdout(`${mask(line)}\n`);
+      };
+      child.child.stdout?.on('data', show);
+      child.child.stderr?.on('data', show);
+      const exit = await child.exited;
+      if (pending && !noise(pending)) io.stdout(`${mask(pending)}\n`);
+      if (!existsSync(report)) return { code: exit.code, workflows: undefined };
+      try {
+        return { code: exit.code, workflows: readReport(report) };
+      } catch (error) {
+        logError(`Respect's JSON report could not be read (${error instanceof Error ? error.message : String(error)}), so its checks are not counted.`);
+        return { code: exit.code, workflows: undefined };
+      }
+    }
+
+    // ---- The run.
+    const started = performance.now();
+    const apiKeyInput = { apiKey: key };
+    const notes: string[] = [];
+    log(`Conformance of ${server} to the contract (generated/openapi.json): read-only workflows${options.write ? ', after the writing ones (--write)' : ''}.`);
+
+    const first = await respect(options.write ? [WRITE, READ] : [READ], apiKeyInput);
+    const results: RespectRun[] = [first];
+
+    // Following the Link: only when the page of one passed its checks, so its Link has the contract's form.
+    const pageOfOne = first.workflows
+      ?.filter((w) => w.file === PAGE_OF_ONE.file && w.workflowId === PAGE_OF_ONE.workflowId)
+      .flatMap((w) => w.steps)
+      .find((s) => s.stepId === PAGE_OF_ONE.stepId);
+    const link = pageOfOne?.headers.link;
+    if (!pageOfOne || pageOfOne.checks.some((c) => !c.passed)) {
+      notes.push(`The Link rel="next" was not followed: ${PAGE_OF_ONE.workflowId}/${PAGE_OF_ONE.stepId} did not run, or did not pass.`);
+    } else if (link === undefined) {
+      notes.push('The Link rel="next" was not followed: a page of one has no next page (the deployment holds at most one pet). --write adds two.');
+    } else {
+      const target = new URL(/^<([^>]*)>/.exec(link)?.[1] ?? '', server);
+      const cursor = target.searchParams.get('cursor') ?? '';
+      const first = Array.isArray(pageOfOne.body) ? (pageOfOne.body[0] as unknown) : undefined;
+      const previousId = isRecord(first) && typeof first.id === 'number' ? first.id : 0;
+      log(`\nFollowing the Link rel="next" of ${PAGE_OF_ONE.workflowId}/${PAGE_OF_ONE.stepId} (${PAGING}).`);
+      results.push(await respect([PAGING], { ...apiKeyInput, cursor, previousId }));
+    }
+
+    // ---- Report: the failed checks, then one line.
+    const workflows = results.flatMap((r) => r.workflows ?? []);
+    const allWorkflows = (ws: WorkflowResult[]): WorkflowResult[] => ws.flatMap((w) => [w, ...allWorkflows(w.nested)]);
+    const everyWorkflow = allWorkflows(workflows);
+    const steps = everyWorkflow.flatMap((w) => w.steps.map((s) => ({ file: w.file, ...s })));
+    const checks = steps.flatMap((s) => s.checks);
+    const isFailure = (check: CheckResult) => !check.passed && check.severity === 'error';
+    const failed = checks.filter(isFailure).length;
+    const warned = checks.filter((c) => !c.passed && !isFailure(c)).length;
+    const failedSteps = steps.filter((s) => s.checks.some(isFailure));
+    const failedWorkflows = everyWorkflow.filter((w) => w.steps.some((s) => s.checks.some(isFailure)));
+
+    if (failedSteps.length > 0) {
+      log('\nFailed checks:');
+      const descriptions = new Map<string, Map<string, string>>();
+      for (const step of failedSteps) {
+        if (!descriptions.has(step.file)) descriptions.set(step.file, stepDescriptions(step.file));
+        const error = isRecord(step.body) && typeof step.body.code === 'string' ? ` ${step.body.code}${typeof step.body.message === 'string' ? `: ${step.body.message}` : ''}` : '';
+        // Respect reports the URL with the response, so a request that got none has no URL in the report.
+        const outcome = step.statusCode ? `${step.method} ${step.url} answered ${step.statusCode}${error}` : `no answer from ${server}`;
+        log(mask(`  ✗ ${step.file} › ${step.workflowId} › ${step.stepId}: ${outcome}`));
+        const description = descriptions.get(step.file)?.get(`${step.workflowId}/${step.stepId}`);
+        if (description) log(mask(`      (${description})`));
+        for (const check of step.checks.filter(isFailure)) {
+          log(mask(`      ✗ ${describeCheck(check)}`));
+          // The value the check saw, for each header it names: Respect prints the condition only.
+          for (const [, name] of check.message.matchAll(/\$response\.header\.([A-Za-z0-9-]+)/g)) {
+            const value = step.headers[(name ?? '').toLowerCase()];
+            log(mask(`        ${name}: ${value === undefined ? '(absent)' : JSON.stringify(value)}`));
+          }
+        }
+      }
+    }
+    if (steps.length > 0 && steps.every((s) => s.statusCode === 0)) notes.push(`No request got an answer from ${server}: is the deployment running, and is the URL right?`);
+    for (const note of notes) log(`\n${note}`);
+
+    const respectFailed = results.some((r) => r.code !== 0 || r.workflows === undefined);
+    const ok = !respectFailed && failed === 0;
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+    const summary = [
+      `${plural(everyWorkflow.length, 'workflow')}${failedWorkflows.length ? ` (${failedWorkflows.length} failed)` : ''}`,
+      `${plural(steps.length, 'step')}${failedSteps.length ? ` (${failedSteps.length} failed)` : ''}`,
+      `${checks.length - failed - warned} checks passed, ${failed} failed${warned ? `, ${warned} warnings` : ''}`,
+    ].join(', ');
+    if (respectFailed && failed === 0) log(`\nRespect did not finish cleanly (exit code ${results.map((r) => r.code).join(', ')}); its output is above.`);
+    log(`\nConformance ${ok ? 'PASSED' : 'FAILED'}: ${summary}; ${server}${options.write ? ' (with --write)' : ' (read-only)'}, ${seconds} s.`);
+    return ok ? 0 : 1;
+  };
+  try {
+    return await run();
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+// Run as a command (tsx scripts/conformance.ts), not when a test imports it.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const code = await main(process.argv.slice(2), { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text), env: process.env, isTTY: process.stdout.isTTY === true });
+  process.exit(code);
+}

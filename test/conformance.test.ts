@@ -5,10 +5,16 @@
  * must pass there, with its summary line, and never print the key; and it must fail, naming what
  * broke, against a server whose getPet answer lacks a header the contract requires, and with a
  * key the deployment never issued.
+ *
+ * Most runs call the script's main in this process (Respect still runs as its child): npm and a
+ * TypeScript start per run cost more than the script's own work. The run against the real server
+ * and one refused run go through `npm run conformance`, to prove the command's wiring (its
+ * arguments, environment, output and exit status).
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main as conformanceMain } from '../scripts/conformance.js';
 import { projectRoot } from '../src/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { addPets, startTestServer, type Target, type TestServer } from './support/server.js';
@@ -24,10 +30,19 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-async function conformance(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+/** `npm run conformance -- <args>` as a user runs it: its exit code and its output, stdout and stderr interleaved. */
+async function conformanceCommand(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const run = startProcess('npm', ['run', '-s', 'conformance', '--', ...args], { cwd: projectRoot, env: userEnv(env) });
   const exit = await run.exited;
   return { code: exit.code, output: run.output() };
+}
+
+/** The same run, in this process: what the command would print, in order, and its exit code. */
+async function conformance(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+  const output: string[] = [];
+  // npm runs the script with its output piped, so Respect is told there is no terminal.
+  const code = await conformanceMain(args, { stdout: (text) => output.push(text), stderr: (text) => output.push(text), env: userEnv(env), isTTY: false });
+  return { code, output: output.join('') };
 }
 
 /** The counts of the summary line: workflows, steps, checks passed. */
@@ -53,7 +68,7 @@ describe.each(targets)('npm run conformance -- --write against the real server [
 
   it.skipIf(skip)(`passes with an issued key (--key), runs every workflow, follows the Link, and never prints the key${skip ? ' (skipped: DATABASE_URL is not set)' : ''}`, async () => {
     if (!server) throw new Error('server not started');
-    const { code, output } = await conformance(['--server', server.api, '--key', server.key, '--write']);
+    const { code, output } = await conformanceCommand(['--server', server.api, '--key', server.key, '--write']);
     expect(code, output).toBe(0);
     // 2 writing workflows, 5 read-only ones and the next page: the empty store got two pets, so a page of one links on.
     expect(counts(output).slice(0, 2), output).toEqual([8, 19]);
@@ -151,7 +166,7 @@ describe('npm run conformance, asked for help or used wrongly', () => {
     // Nothing is requested from a server in any of the three: they can run side by side.
     const [help, noKey, noV1] = await Promise.all([
       conformance(['--help']),
-      conformance(['--server', 'http://127.0.0.1:9/v1']),
+      conformanceCommand(['--server', 'http://127.0.0.1:9/v1']),
       conformance(['--server', 'http://127.0.0.1:9', '--key', 'k']),
     ]);
     expect(help.code, help.output).toBe(0);
