@@ -37,6 +37,8 @@ contract) and keeps it up to date as you save:
   spec/                        generate runs (as \`npm run generate\`), and what it writes to
                                generated/ restarts the server. If the spec is invalid, the error
                                is shown and the old server keeps running.
+  src/store/resources/, src/store/migrations/
+                               a file added or removed: generate runs, to list it
 
 Generate also runs once at start (if that changes anything, the server restarts once).
 Configuration is the server's own, from the environment: PORT (default 8080), HOST, SQLITE_PATH,
@@ -90,10 +92,18 @@ async function generate(): Promise<void> {
   }
 }
 
-const specWatcher = watch(join(projectRoot, 'spec'), { recursive: true }, () => {
+const regenerateSoon = () => {
   clearTimeout(debounce);
   debounce = setTimeout(() => void generate(), 100);
-});
+};
+const specWatcher = watch(join(projectRoot, 'spec'), { recursive: true }, regenerateSoon);
+// A resource or migration file added or removed changes generate's lists (generated/stores.ts,
+// generated/migrations.ts): 'rename' is how fs.watch reports both; an edit inside one is tsx's.
+const listWatchers = ['src/store/resources', 'src/store/migrations'].map((folder) =>
+  watch(join(projectRoot, folder), (event) => {
+    if (event === 'rename') regenerateSoon();
+  }),
+);
 void generate();
 
 // ---- Stopping.
@@ -101,6 +111,7 @@ let stopSignal: NodeJS.Signals | undefined;
 function stop(signal: NodeJS.Signals): void {
   stopSignal ??= signal;
   specWatcher.close();
+  for (const watcher of listWatchers) watcher.close();
   clearTimeout(debounce);
   // tsx watch relays only SIGINT and SIGTERM to the server; SIGHUP (terminal closed) would kill it alone.
   if (server.exitCode === null && server.signalCode === null) server.kill(signal === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
