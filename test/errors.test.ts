@@ -173,3 +173,42 @@ describe('an answer that sets one of the exchange headers', () => {
     expect(response.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
   });
 });
+
+/** In test and dev the response check says what broke and what to change, in the log and in the 500 that replaces the answer. */
+describe('an answer that breaks the contract', () => {
+  let server: Server;
+  let base = '';
+  const key = `ask_${'c'.repeat(43)}`;
+  const logs: string[] = [];
+  let app: App;
+
+  beforeAll(async () => {
+    // What a Petstore-style handler answers for "not found": a 404 with no body.
+    const getPet = (async () => ({ status: 404, body: undefined })) as unknown as typeof handlers.getPet;
+    app = createApp({
+      document: loadBundledSpec(),
+      handlers: { ...handlers, getPet },
+      deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1' },
+      keys: { check: (token) => (token === key ? { caller: 'c' } : 'invalid') },
+      ping: () => Promise.resolve(),
+      logger: createLogger('error', { write: (line: string) => logs.push(line) }),
+      validateResponses: true,
+      docsFile: '/nonexistent/index.html',
+    });
+    server = createServer(app.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('names the operation, the status, the missing Error body and the fix', async () => {
+    const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { message: string };
+    expect(body.message).toContain('getPet 404: the body is not an Error body of the contract');
+    expect(body.message).toContain('answer errorBody(404, …) from src/contract.ts');
+    expect(body.message).toContain('no body, but the spec declares content for this status');
+    expect(app.violations.splice(0)).toEqual([expect.objectContaining({ operationId: 'getPet', status: 404 })]);
+    expect(logs.join('\n')).toContain('getPet 404: the body is not an Error body of the contract');
+  });
+});

@@ -101,8 +101,10 @@ export function createResponder(checker: ResponseChecker, deprecations: Readonly
     const all = deprecation ? merged(headers, deprecation) : headers;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
-      if (checker.check(operationId, status, body, checkedHeaders(exchange, all, cacheControl), request)) {
-        answerJson(exchange, 500, new Refusal(500, 'internal_error', 'The server produced a response that breaks its contract.').body());
+      const violation = checker.check(operationId, status, body, checkedHeaders(exchange, all, cacheControl), request);
+      if (violation) {
+        // Checking is on in test and dev only: there the 500 says what the answer would have broken.
+        answerJson(exchange, 500, new Refusal(500, 'internal_error', `The server produced a response that breaks its contract: ${violation.problems.join(' | ').slice(0, 1000)}`).body());
         return;
       }
     }

@@ -5,6 +5,15 @@ import { JsonText } from '../schemas.js';
 import type { OpenApiDocument } from '../spec.js';
 import { newAjv } from './validation.js';
 
+/** Ajv's errors as a reader wants them: `<where> <what>` each, not the error objects' JSON. */
+function ajvText(errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }> | null | undefined): string {
+  if (!errors || errors.length === 0) return 'no detail';
+  return errors
+    .slice(0, 5)
+    .map((e) => `${e.instancePath ? e.instancePath : '(the body)'} ${e.message ?? 'is invalid'}${e.params && typeof e.params === 'object' && 'additionalProperty' in e.params ? ` (${String((e.params as { additionalProperty: unknown }).additionalProperty)})` : ''}`)
+    .join('; ');
+}
+
 export interface ContractViolation {
   request: string;
   operationId: string | undefined;
@@ -75,29 +84,33 @@ export class ResponseChecker {
     // What the client will parse: text the database serialised is checked as that.
     const body = sent instanceof JsonText ? (JSON.parse(sent.text) as unknown) : sent;
     const problems: string[] = [];
+    // Each problem names the operation, the status and what to change (the spec or the handler):
+    // it is read in a failing test's output or a dev server's log, far from this code.
+    const where = `${operationId ?? request} ${status}`;
     if (status >= 400) {
-      if (!this.errorSchema(body)) problems.push(`error body is not an error body of the contract: ${JSON.stringify(this.errorSchema.errors)}`);
-      else if ((body as { status: number }).status !== status) problems.push(`Error.status ${(body as { status: number }).status} differs from HTTP ${status}`);
+      if (!this.errorSchema(body)) {
+        problems.push(`${where}: the body is not an Error body of the contract (${ajvText(this.errorSchema.errors)}); answer errorBody(${status}, …) from src/contract.ts, and declare the response in the spec as an Error, e.g. \`$ref: '#/components/responses/NotFound'\``);
+      } else if ((body as { status: number }).status !== status) problems.push(`${where}: Error.status ${(body as { status: number }).status} differs from the HTTP status ${status}`);
     }
     if (operationId) {
       const statuses = this.declared.get(operationId);
-      if (!statuses?.has(String(status)) && !statuses?.has('default')) problems.push(`status ${status} is not declared for ${operationId}`);
+      if (!statuses?.has(String(status)) && !statuses?.has('default')) problems.push(`${where}: the spec declares no ${status} (nor a default) for ${operationId}: declare it in spec/openapi.yaml, or answer one of ${[...(statuses ?? [])].join(', ')}`);
       // A response declared without content (a 204) is sent without a body; openapi-backend's
       // validator for it would want `null`.
       const declaresContent = this.declaredResponse(operationId, status)?.content !== undefined;
       if (body === undefined) {
-        if (declaresContent) problems.push('body: missing, but the spec declares content for this status');
+        if (declaresContent) problems.push(`${where}: no body, but the spec declares content for this status: return its body from the handler`);
       } else {
         const bodyResult = this.backend.validateResponse(body, operationId, status);
-        if (bodyResult.errors) problems.push(`body: ${JSON.stringify(bodyResult.errors)}`);
-        if (!declaresContent) problems.push('body: sent, but the spec declares no content for this status');
+        if (bodyResult.errors) problems.push(`${where}: the body does not match the spec's schema: ${ajvText(bodyResult.errors)}`);
+        if (!declaresContent) problems.push(`${where}: a body was sent, but the spec declares no content for this status: declare \`content: application/json\` with a schema (an Error one for a 4xx or 5xx), or answer without a body`);
       }
       // 'any' checks the headers that are present; openapi-backend's stricter modes ignore `required`.
       const headerResult = this.backend.validateResponseHeaders(headers, operationId, { statusCode: status, setMatchType: 'any' as never });
-      if (headerResult.errors) problems.push(`headers: ${JSON.stringify(headerResult.errors)}`);
+      if (headerResult.errors) problems.push(`${where}: headers do not match the spec: ${ajvText(headerResult.errors)}`);
       const sent = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
       for (const name of this.requiredHeaders(operationId, status)) {
-        if (!sent.has(name.toLowerCase())) problems.push(`required header ${name} is missing`);
+        if (!sent.has(name.toLowerCase())) problems.push(`${where}: the required header ${name} is missing: return it in the handler's headers, or declare it required: false`);
       }
     }
     if (problems.length === 0) return undefined;
