@@ -5,9 +5,9 @@
  * written for such strings only (portable ranges, no `\p{Cs}`), so the body reader refuses them.
  */
 
-// With the `u` flag a surrogate code point matches only where it is not half of a pair.
-const LONE_SURROGATE = /\p{Cs}/u;
-const wellFormed = (text: string) => !LONE_SURROGATE.test(text);
+// String.prototype.isWellFormed and toWellFormed (ES2024, in Node 20): a lone surrogate in a key
+// is named in the error's path as U+FFFD, as toWellFormed spells it.
+const wellFormed = (text: string) => text.isWellFormed();
 
 /**
  * The dotted path of the first string (value or key) in `value` that is not well-formed
@@ -18,7 +18,7 @@ export function firstIllFormedString(value: unknown, path: readonly string[] = [
   if (typeof value !== 'object' || value === null) return undefined;
   const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, index) => [String(index), item]) : Object.entries(value);
   for (const [key, item] of entries) {
-    if (!wellFormed(key)) return [...path, key.replace(new RegExp(LONE_SURROGATE, 'gu'), '\uFFFD')].join('.');
+    if (!wellFormed(key)) return [...path, key.toWellFormed()].join('.');
     const found = firstIllFormedString(item, [...path, key]);
     if (found !== undefined) return found;
   }

@@ -40,7 +40,7 @@ function singleClass(pattern: string): RegExp | undefined {
 }
 
 // With the u flag a surrogate code point matches only where it is not half of a pair.
-const wellFormed = (s: string) => !/\p{Cs}/u.test(s);
+const wellFormed = (s: string) => s.isWellFormed();
 
 /** One character the schema's pattern allows in any position. */
 function charArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
