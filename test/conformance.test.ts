@@ -1,20 +1,20 @@
 /**
- * `npm run conformance` as a user runs it, in a child process: Redocly Respect and the Arazzo
- * workflows of conformance/ against the real server (SQLite; PostgreSQL when DATABASE_URL is set)
- * with an issued key, and against `npm run sandbox` with its key, read-only and with --write. It
- * must pass there, with its summary line, and never print the key; and it must fail, naming what
- * broke, against a server whose getPet answer lacks a header the contract requires, and with a
- * key the deployment never issued.
+ * `npm run conformance` as a user runs it: Redocly Respect and the Arazzo workflows of
+ * conformance/ against the real server (SQLite; PostgreSQL when DATABASE_URL is set) with an
+ * issued key, and against `npm run sandbox` with its key, read-only and with --write. It must pass
+ * there, with its summary line, and never print the key; and it must fail, naming what broke,
+ * against a server whose getPet answer lacks a header the contract requires, and with a key the
+ * deployment never issued.
  *
- * Most runs call the script's main in this process (Respect still runs as its child): npm and a
- * TypeScript start per run cost more than the script's own work. The run against the real server
- * and one refused run go through `npm run conformance`, to prove the command's wiring (its
- * arguments, environment, output and exit status).
+ * Most runs call its main (scripts/lib/conformanceCommand.ts) in this process, Respect still its
+ * child: npm and a TypeScript start per run cost more than the script's own work. The run against
+ * the real server and one refused run go through `npm run conformance`, to prove the command's
+ * wiring (its arguments, environment, output and exit status).
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main as conformanceMain } from '../scripts/conformance.js';
+import { main as conformanceMain } from '../scripts/lib/conformanceCommand.js';
 import { projectRoot } from '../src/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { addPets, startTestServer, type Target, type TestServer } from './support/server.js';

@@ -4,16 +4,16 @@
  * leaves every file of the project byte-identical. Also the computed changes it writes
  * (scripts/lib/contractChanges.ts), read on the released contracts themselves.
  *
- * The release runs in this process (scripts/release.ts's main, on the copy), its checks and
- * generate as the children they are: npm and a TypeScript start per case cost more than most
- * refusals. The release itself, and one refusal compared byte for byte with the in-process run, go
+ * The release runs in this process (the main of scripts/lib/releaseCommand.ts, on the copy), its
+ * checks and generate as the children they are: npm and a TypeScript start per case cost more
+ * than most refusals. The release itself, and one refusal compared byte for byte with the in-process run, go
  * through `npm run release`, to prove the command prints and exits as the function says.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main as releaseMain } from '../scripts/release.js';
+import { main as releaseMain } from '../scripts/lib/releaseCommand.js';
 import { changesMarkdown, contractChanges, type ChangeGroup } from '../scripts/lib/contractChanges.js';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
 

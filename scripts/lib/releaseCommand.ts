@@ -1,0 +1,311 @@
+/**
+ * The release as a function: `npm run release` (scripts/release.ts, which says what it writes
+ * and when it refuses) is this module's main run on the process's arguments and output. The tests
+ * call main in their own process, on a copy of the project, instead of starting the command.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isScalar, parseDocument } from 'yaml';
+import { projectRoot } from '../../src/paths.js';
+import { changesMarkdown, contractChanges } from './contractChanges.js';
+import { compareVersions, parseVersion, releasesIn } from './releases.js';
+
+const HELP = `Usage: npm run release -- <x.y.z> [--date YYYY-MM-DD]
+
+Releases the working contract (spec/openapi.yaml) as version x.y.z:
+
+  - sets info.version in spec/openapi.yaml, and version in package.json and package-lock.json
+  - regenerates generated/ (as npm run generate does), so it carries the new version
+  - freezes the bundled contract as spec/released/<x.y.z>.json
+  - in spec/CHANGELOG.md, turns "## Unreleased" into "## x.y.z (date)": your notes, then the
+    changes computed from the newest release, operation by operation; a new empty
+    "## Unreleased" goes above it
+
+It refuses, and writes nothing, when x.y.z is not a version of three numbers, is not above the
+newest spec/released/<version>.json, or changes the major version (a new major is a /v2 contract,
+not a release of this one), when the spec does not lint (Redocly, Spectral), or when the
+breaking-change gate (npm run breaking) finds a break.
+
+  --date YYYY-MM-DD   the release date written in the changelog (default: today, UTC)
+  --help              show this text
+
+Exit status: 0 released, 1 refused, 2 usage error.`;
+
+const specFile = 'spec/openapi.yaml';
+const changelogFile = 'spec/CHANGELOG.md';
+const releasedDir = 'spec/released';
+
+/** Where a release writes what it prints, and which project it releases: a process's own, or a test's. */
+export interface ReleaseIo {
+  /** Text for stdout, as process.stdout.write takes it. */
+  stdout(text: string): void;
+  /** Text for stderr. */
+  stderr(text: string): void;
+  /** The project to release (default: this one); the checks and generate run in it. */
+  root?: string;
+}
+
+/** Ends a run early with its exit status, its message already written. */
+class Exit {
+  constructor(readonly code: number) {}
+}
+
+/** Every file under `dir` of `base`, as paths relative to `base`. */
+function filesUnder(base: string, dir: string): string[] {
+  const full = join(base, dir);
+  if (!existsSync(full)) return [];
+  return readdirSync(full, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(base.length + 1));
+}
+
+/**
+ * The release, as `npm run release` runs it with `argv` (its arguments): writes what the command
+ * prints through `io` and resolves with its exit status instead of exiting, so that a test can run
+ * it in its own process.
+ */
+export async function main(argv: string[], io: ReleaseIo): Promise<number> {
+  try {
+    await release(argv, io, io.root ?? projectRoot);
+    return 0;
+  } catch (error) {
+    if (error instanceof Exit) return error.code;
+    throw error;
+  }
+}
+
+async function release(argv: string[], io: ReleaseIo, root: string): Promise<void> {
+  const log = (text: string) => io.stdout(`${text}\n`);
+  const logError = (text: string) => io.stderr(`${text}\n`);
+  const bin = (name: string, base = root) => join(base, 'node_modules', '.bin', name);
+
+  function usage(message: string): never {
+    logError(`npm run release: ${message}\n\n${HELP}`);
+    throw new Exit(2);
+  }
+
+  function refuse(message: string): never {
+    logError(`npm run release: refused, nothing written.\n${message}`);
+    throw new Exit(1);
+  }
+
+
+  function parseArgs(argv: string[]): { version: string; date: string } {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      log(HELP);
+      throw new Exit(0);
+    }
+    let version: string | undefined;
+    let date = new Date().toISOString().slice(0, 10);
+    for (let i = 0; i < argv.length; i += 1) {
+      const arg = argv[i]!;
+      if (arg === '--date') {
+        const value = argv[i + 1];
+        const time = value === undefined ? Number.NaN : Date.parse(`${value}T00:00:00Z`);
+        // The round trip refuses a day that does not exist (2026-02-30), whichever way Date.parse reads it.
+        if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== value) {
+          usage(`--date needs a calendar date as YYYY-MM-DD, not ${value ?? 'nothing'}`);
+        }
+        date = value;
+        i += 1;
+      } else if (arg.startsWith('-')) usage(`unknown option ${arg}`);
+      else if (version === undefined) version = arg;
+      else usage(`one version only, not ${version} and ${arg}`);
+    }
+    if (version === undefined) usage('which version? e.g. npm run release -- 1.2.0');
+    return { version, date };
+  }
+
+  const read = (file: string, base = root) => readFileSync(join(base, file), 'utf8');
+
+  /** Runs a check as a child, its output shown only when it fails (it is the reason for the refusal). */
+  function check(name: string, command: string, args: string[]): void {
+    io.stdout(`${name}... `);
+    const run = spawnSync(command, args, { cwd: root, encoding: 'utf8', env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, maxBuffer: 64 * 1024 * 1024 });
+    if (run.status === 0) {
+      log('passed');
+      return;
+    }
+    log('FAILED');
+    const output = `${run.stdout ?? ''}${run.stderr ?? ''}${run.error ? `\n${run.error.message}` : ''}`.trim();
+    refuse(`${name} failed:\n\n${output}`);
+  }
+
+  // -- What each file becomes (nothing is written here) ----------------------------------------
+
+  /** spec/openapi.yaml with only the text of `info.version` replaced, comments and layout kept. */
+  function specWithVersion(text: string, version: string): string {
+    const document = parseDocument(text);
+    const node = document.getIn(['info', 'version'], true);
+    if (!isScalar(node) || !node.range) refuse(`${specFile} has no info.version to set.`);
+    const quote = node.type === 'QUOTE_DOUBLE' ? '"' : node.type === 'QUOTE_SINGLE' ? "'" : '';
+    const [start, end] = node.range;
+    const result = `${text.slice(0, start)}${quote}${version}${quote}${text.slice(end)}`;
+    const reparsed = parseDocument(result);
+    if (reparsed.getIn(['info', 'version']) !== version) refuse(`Could not set info.version in ${specFile} (its value is written in a form this script does not edit).`);
+    return result;
+  }
+
+  /**
+   * A JSON file with one `"version": "…"` value replaced in place, found by `pattern`; the result is
+   * parsed and must equal `expected`, so an edit in the wrong place cannot slip through.
+   */
+  function jsonWithVersion(file: string, text: string, patterns: RegExp[], version: string, expected: unknown): string {
+    let result = text;
+    for (const pattern of patterns) {
+      if (!pattern.test(result)) refuse(`${file}: found no version where expected (${pattern.source}).`);
+      result = result.replace(pattern, (_whole, before: string) => `${before}"${version}"`);
+    }
+    if (JSON.stringify(JSON.parse(result)) !== JSON.stringify(expected)) refuse(`${file}: setting the version changed more than the version; set it by hand.`);
+    return result;
+  }
+
+  function packageFiles(version: string): Map<string, string> {
+    const pkgText = read('package.json');
+    const pkg = JSON.parse(pkgText) as Record<string, unknown>;
+    const lockText = read('package-lock.json');
+    const lock = JSON.parse(lockText) as { version?: unknown; packages?: Record<string, Record<string, unknown>> };
+    if (!lock.packages?.['']) refuse('package-lock.json has no packages[""] entry (lockfileVersion 2 or later expected).');
+    // The top level's "version" is indented by two spaces; packages[""]'s is the first after `"": {`.
+    const pkgExpected = { ...pkg, version };
+    const lockExpected = { ...lock, version, packages: { ...lock.packages, '': { ...lock.packages[''], version } } };
+    return new Map([
+      ['package.json', jsonWithVersion('package.json', pkgText, [/^(  "version": )"[^"]*"/m], version, pkgExpected)],
+      ['package-lock.json', jsonWithVersion('package-lock.json', lockText, [/^(  "version": )"[^"]*"/m, /^(    "": \{\n(?:      (?!"version").*\n)*      "version": )"[^"]*"/m], version, lockExpected)],
+    ]);
+  }
+
+  /** The changelog with "## Unreleased" turned into the version's entry, and a new empty "## Unreleased" above it. */
+  function changelogWithRelease(text: string, version: string, date: string, previous: string, changes: string): string {
+    const lines = text.split('\n');
+    const start = lines.findIndex((line) => /^## Unreleased\s*$/.test(line));
+    if (start === -1) refuse(`${changelogFile} has no "## Unreleased" section to release.`);
+    const next = lines.findIndex((line, i) => i > start && /^## /.test(line));
+    const end = next === -1 ? lines.length : next;
+    const notes = lines.slice(start + 1, end).join('\n').trim();
+    const entry = [
+      '## Unreleased',
+      '',
+      `## ${version} (${date})`,
+      '',
+      ...(notes ? [notes, ''] : []),
+      '### Changes by operation',
+      '',
+      `Computed from the contracts by \`npm run release\`: every change from ${previous} to ${version}.`,
+      '',
+      changes.trimEnd(),
+      '',
+    ];
+    return [...lines.slice(0, start), ...entry, ...(next === -1 ? [] : lines.slice(end))].join('\n').replace(/\n*$/, '\n');
+  }
+
+  /** The project's files as git sees them (tracked, and untracked but not ignored), as on disk now. */
+  function projectFiles(): string[] {
+    let listing: string;
+    try {
+      listing = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    } catch (error) {
+      refuse(`npm run release needs git to list the project's files: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return [...new Set(listing.split('\0').filter(Boolean))].filter((file) => existsSync(join(root, file)) && statSync(join(root, file)).isFile());
+  }
+
+  /**
+   * What `npm run generate` writes for the new spec, run in a throwaway copy of the project so the
+   * working tree stays untouched until every file is ready: the generated files and handler stubs
+   * that differ from the working tree's.
+   */
+  function generatedFiles(newFiles: Map<string, string>): Map<string, string> {
+    const copy = mkdtempSync(join(tmpdir(), 'animal-store-release-'));
+    try {
+      for (const file of projectFiles()) {
+        mkdirSync(dirname(join(copy, file)), { recursive: true });
+        copyFileSync(join(root, file), join(copy, file));
+      }
+      symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
+      for (const [file, text] of newFiles) writeFileSync(join(copy, file), text);
+      const run = spawnSync(bin('tsx', copy), ['scripts/generate.ts'], { cwd: copy, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      if (run.status !== 0) refuse(`npm run generate failed on the new spec:\n\n${`${run.stdout ?? ''}${run.stderr ?? ''}`.trim()}`);
+      const outputs = new Map<string, string>();
+      for (const file of [...filesUnder(copy, 'generated'), ...filesUnder(copy, 'handlers')]) {
+        const text = readFileSync(join(copy, file), 'utf8');
+        const current = existsSync(join(root, file)) ? read(file) : undefined;
+        if (text !== current) outputs.set(file, text);
+      }
+      return outputs;
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }
+
+  // -- The release -----------------------------------------------------------------------------
+
+  const { version, date } = parseArgs(argv);
+  const wanted = parseVersion(version);
+  if (!wanted) refuse(`"${version}" is not a version: three numbers, x.y.z (e.g. 1.2.0), without a "v" or a suffix.`);
+  const newest = releasesIn(join(root, releasedDir))[0];
+  if (!newest) refuse(`No released contract in ${releasedDir}/ to release after.`);
+  if (compareVersions(wanted, newest.parts) <= 0) {
+    refuse(`${version} is not above the newest released contract, ${newest.version} (${releasedDir}/${newest.version}.json). Choose a greater version, e.g. ${newest.parts[0]}.${newest.parts[1] + 1}.0.`);
+  }
+  if (wanted[0] !== newest.parts[0]) {
+    refuse(
+      `${version} is a new major version. A major version is a new contract (a /v2 API, served beside /v1), not a release of this one: ` +
+        `npm run release makes minor and patch releases of ${newest.parts[0]}.x only. For a compatible change, release ${newest.parts[0]}.${newest.parts[1] + 1}.0.`,
+    );
+  }
+  if (!/^## Unreleased\s*$/m.test(read(changelogFile))) refuse(`${changelogFile} has no "## Unreleased" section to release.`);
+
+  log(`Releasing the contract ${newest.version} -> ${version} (${date}).`);
+  check('Redocly lint of the spec', bin('redocly'), ['lint']);
+  check('Spectral (OWASP) lint of the spec', bin('spectral'), ['lint', specFile, '--ruleset', '.spectral.yaml', '--fail-severity=warn']);
+  check('Breaking-change gate', bin('tsx'), ['scripts/breaking.ts']);
+
+  const previousVersion = String(parseDocument(read(specFile)).getIn(['info', 'version']) ?? '?');
+  const files = new Map<string, string>([[specFile, specWithVersion(read(specFile), version)], ...packageFiles(version)]);
+  for (const [file, text] of generatedFiles(files)) files.set(file, text);
+  const bundled = files.get('generated/openapi.json');
+  if (bundled === undefined || (JSON.parse(bundled) as { info?: { version?: unknown } }).info?.version !== version) {
+    refuse('generated/openapi.json did not come out with the new version.');
+  }
+  const frozen = `${releasedDir}/${version}.json`;
+  files.set(frozen, bundled);
+
+  // The changes from the newest release to the contract being frozen, read from a scratch file.
+  const scratch = mkdtempSync(join(tmpdir(), 'animal-store-release-contract-'));
+  const groups = await (async () => {
+    try {
+      writeFileSync(join(scratch, 'openapi.json'), bundled);
+      return await contractChanges(join(root, releasedDir, `${newest.version}.json`), join(scratch, 'openapi.json'));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  })();
+  if (groups.length === 0) refuse(`The contract has not changed since ${newest.version}: nothing to release.`);
+  files.set(changelogFile, changelogWithRelease(read(changelogFile), version, date, newest.version, changesMarkdown(groups, 4)));
+
+  // Every check passed and every file is built: now the working tree.
+  for (const [file, text] of files) {
+    mkdirSync(dirname(join(root, file)), { recursive: true });
+    writeFileSync(join(root, file), text);
+  }
+
+  const changeCount = groups.reduce((sum, group) => sum + group.changes.length, 0);
+  const described = new Map<string, string>([
+    [specFile, `info.version ${previousVersion} -> ${version}`],
+    ['package.json', `version ${version}`],
+    ['package-lock.json', `version ${version} (top level and packages[""])`],
+    [frozen, 'the released contract, frozen (the bundled generated/openapi.json)'],
+    [changelogFile, `"## ${version} (${date})": the Unreleased notes, then ${changeCount} computed change${changeCount === 1 ? '' : 's'} in ${groups.length} group${groups.length === 1 ? '' : 's'}; a new empty "## Unreleased"`],
+  ]);
+  const width = Math.max(...[...files.keys()].map((file) => file.length));
+  log(`\nReleased contract ${version}. Wrote:`);
+  for (const file of files.keys()) log(`  ${file.padEnd(width)}  ${described.get(file) ?? 'regenerated'}`);
+  log(`\nNext: read the new changelog entry (${changelogFile}), then commit and tag:
+  git add ${[...files.keys()].join(' ')}
+  git commit -m "Release contract ${version}"
+  git tag v${version}`);
+}
+
