@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../generated/handlers.js';
@@ -76,34 +76,44 @@ describeEachTarget('every error is an Error body', (t) => {
   });
 });
 
+/** The app alone, without a database, on an ephemeral port, accepting one key; `options` replace the defaults. */
+async function listenApp(key: string, options: Partial<Parameters<typeof createApp>[0]>): Promise<{ app: App; base: string; close(): Promise<void> }> {
+  const app = createApp({
+    document: loadBundledSpec(),
+    handlers,
+    deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1' },
+    keys: { check: (token) => (token === key ? { caller: 'test' } : 'invalid') },
+    ping: () => Promise.resolve(),
+    logger: createLogger('silent'),
+    validateResponses: false,
+    docsFile: '/nonexistent/index.html',
+    ...options,
+  });
+  const server = createServer(app.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { app, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
 /** A server whose store fails in a chosen way: the only way to reach 500 and 503 on purpose. */
 describe('unexpected failures', () => {
   let failure: Error = new Error('boom');
-  let server: Server;
   let app: App;
   let base = '';
+  let close = () => Promise.resolve();
   const logs: string[] = [];
   // Every method of every store fails, stores and methods added later too: neither needs an edit here.
   const failingStore = new Proxy({}, { get: () => () => Promise.reject(failure) });
   const failing = Object.fromEntries(Object.keys(resources).map((name) => [name, failingStore])) as Stores;
 
   beforeAll(async () => {
-    const document = loadBundledSpec();
-    app = createApp({
-      document,
-      handlers,
+    ({ app, base, close } = await listenApp(`ask_${'k'.repeat(43)}`, {
       deps: { ...failing, cursors: createCursorCodec('test'), basePath: '/v1' },
-      keys: { check: (token) => (token === 'ask_' + 'k'.repeat(43) ? { caller: 'k' } : 'invalid') },
       ping: () => Promise.reject(failure),
       logger: createLogger('info', { write: (line: string) => logs.push(line) }),
       validateResponses: true,
-      docsFile: '/nonexistent/index.html',
-    });
-    server = createServer(app.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    }));
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => close());
   const get = (path: string) => fetch(`${base}${path}`, { headers: { Authorization: `Bearer ask_${'k'.repeat(43)}` } });
 
   it('500 internal_error: logged with the request id; no stack or SQL in the body', async () => {
@@ -139,29 +149,16 @@ describe('unexpected failures', () => {
 
 /** Every answer is written with one flat header list: a handler's header that names one of the exchange's replaces it. */
 describe('an answer that sets one of the exchange headers', () => {
-  let server: Server;
   let base = '';
+  let close = () => Promise.resolve();
   const key = `ask_${'h'.repeat(43)}`;
 
   beforeAll(async () => {
-    const document = loadBundledSpec();
     // A spec whose getPet declared these headers would type this handler; this one is cast instead.
     const getPet = (async () => ({ status: 200, body: { id: 1, name: 'Rex', categoryId: 1, status: 'available' }, headers: { 'cache-control': 'max-age=60', 'X-Request-Id': 'from-the-handler' } })) as unknown as typeof handlers.getPet;
-    const { app } = createApp({
-      document,
-      handlers: { ...handlers, getPet },
-      deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1' },
-      keys: { check: (token) => (token === key ? { caller: 'h' } : 'invalid') },
-      ping: () => Promise.resolve(),
-      logger: createLogger('silent'),
-      validateResponses: false,
-      docsFile: '/nonexistent/index.html',
-    });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ base, close } = await listenApp(key, { handlers: { ...handlers, getPet } }));
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => close());
 
   it('is sent once, with the handler’s value, whatever its case', async () => {
     const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
@@ -176,30 +173,18 @@ describe('an answer that sets one of the exchange headers', () => {
 
 /** In test and dev the response check says what broke and what to change, in the log and in the 500 that replaces the answer. */
 describe('an answer that breaks the contract', () => {
-  let server: Server;
+  let app: App;
   let base = '';
+  let close = () => Promise.resolve();
   const key = `ask_${'c'.repeat(43)}`;
   const logs: string[] = [];
-  let app: App;
 
   beforeAll(async () => {
     // What a Petstore-style handler answers for "not found": a 404 with no body.
     const getPet = (async () => ({ status: 404, body: undefined })) as unknown as typeof handlers.getPet;
-    app = createApp({
-      document: loadBundledSpec(),
-      handlers: { ...handlers, getPet },
-      deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1' },
-      keys: { check: (token) => (token === key ? { caller: 'c' } : 'invalid') },
-      ping: () => Promise.resolve(),
-      logger: createLogger('error', { write: (line: string) => logs.push(line) }),
-      validateResponses: true,
-      docsFile: '/nonexistent/index.html',
-    });
-    server = createServer(app.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ app, base, close } = await listenApp(key, { handlers: { ...handlers, getPet }, logger: createLogger('error', { write: (line: string) => logs.push(line) }), validateResponses: true }));
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => close());
 
   it('names the operation, the status, the missing Error body and the fix', async () => {
     const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
