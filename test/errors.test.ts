@@ -191,7 +191,7 @@ describe('an answer that breaks the contract', () => {
     expect(response.status).toBe(500);
     const body = (await response.json()) as { message: string };
     expect(body.message).toContain('getPet 404: the body is not an Error body of the contract');
-    expect(body.message).toContain('answer errorBody(404, …) from src/contract.ts');
+    expect(body.message).toContain('answer an Error body with status 404 (errorBody in src/contract.ts)');
     expect(body.message).toContain('no body, but the spec declares content for this status');
     expect(app.violations.splice(0)).toEqual([expect.objectContaining({ operationId: 'getPet', status: 404 })]);
     expect(logs.join('\n')).toContain('getPet 404: the body is not an Error body of the contract');

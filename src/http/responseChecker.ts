@@ -89,7 +89,7 @@ export class ResponseChecker {
     const where = `${operationId ?? request} ${status}`;
     if (status >= 400) {
       if (!this.errorSchema(body)) {
-        problems.push(`${where}: the body is not an Error body of the contract (${ajvText(this.errorSchema.errors)}); answer errorBody(${status}, …) from src/contract.ts, and declare the response in the spec as an Error, e.g. \`$ref: '#/components/responses/NotFound'\``);
+        problems.push(`${where}: the body is not an Error body of the contract (${ajvText(this.errorSchema.errors)}); answer an Error body with status ${status} (errorBody in src/contract.ts), and declare the response in the spec as an Error, e.g. \`$ref: '#/components/responses/NotFound'\``);
       } else if ((body as { status: number }).status !== status) problems.push(`${where}: Error.status ${(body as { status: number }).status} differs from the HTTP status ${status}`);
     }
     if (operationId) {
