@@ -50,6 +50,13 @@ export interface Config {
    * so its callers notice before the sunset date. Empty (unset, the default): none.
    */
   brownouts?: readonly Brownout[] | undefined;
+  /**
+   * SHUTDOWN_DRAIN_MS: on SIGTERM or SIGINT, how long /readyz answers 503 while everything else
+   * is still served (each answer with `Connection: close`) before the listener closes; only when
+   * /readyz was asked in the last minute (a balancer is watching; src/http/drain.ts says why). 0:
+   * no drain. Undefined (unset or empty): the default there, 5 s.
+   */
+  shutdownDrainMs?: number | undefined;
 }
 
 /** A brownout window, [start, end) in ms since the epoch, and how it was written. */
@@ -220,6 +227,9 @@ function readBrownouts(env: Env): Brownout[] {
   return brownouts.sort((a, b) => a.start - b.start);
 }
 
+/** A drain longer than this would outlast any supervisor's patience (Kubernetes waits 30 s by default). */
+const MAX_SHUTDOWN_DRAIN_MS = 300_000;
+
 /** Reads and checks the environment; a bad value is an error naming the variable. */
 export function loadConfig(env: Env = process.env): Config {
   const mode = readOneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
@@ -246,5 +256,6 @@ export function loadConfig(env: Env = process.env): Config {
     ...readMetrics(env, port),
     rateLimit: readRateLimit(env),
     brownouts: readBrownouts(env),
+    shutdownDrainMs: env.SHUTDOWN_DRAIN_MS === undefined || env.SHUTDOWN_DRAIN_MS === '' ? undefined : readInteger(env, 'SHUTDOWN_DRAIN_MS', 0, 0, MAX_SHUTDOWN_DRAIN_MS),
   };
 }

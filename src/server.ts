@@ -8,6 +8,7 @@ import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
 import { createApp, type App } from './http/app.js';
+import { createReadiness, DEFAULT_DRAIN_MS, planDrain } from './http/drain.js';
 import { listenHttp, type HttpListener } from './http/listen.js';
 import type { Metrics } from './http/metrics.js';
 import type { RateLimiter } from './http/rateLimit.js';
@@ -40,6 +41,12 @@ export interface RunningServer {
   metricsOrigin?: string;
   /** Stops accepting (on the metrics listener too), lets in-flight requests finish, closes the database. */
   close(): Promise<void>;
+  /**
+   * What SIGTERM and SIGINT do (src/main.ts): when something has been probing /readyz, a drain
+   * first (src/http/drain.ts: /readyz 503, every request still served with `Connection: close`,
+   * for SHUTDOWN_DRAIN_MS), then `close()`; when nothing has, `close()` at once.
+   */
+  shutdown(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -100,6 +107,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   };
 
   const basePath = basePathOf(document);
+  const readiness = createReadiness();
   const { app, violations, corsFor } = createApp({
     document,
     handlers,
@@ -114,6 +122,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     rateLimit,
     brownouts: config.brownouts,
     onDeprecatedCall,
+    readiness,
   });
 
   const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger, corsFor });
@@ -137,9 +146,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     onError: (error) => logger.warn({ err: error }, 'could not purge old Idempotency-Key records'),
   });
 
+  /** Set while a drain waits: ends it (a close during the drain closes at once). */
+  let endDrain: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      endDrain?.();
       // The metrics listener closes alongside the API's (both let their in-flight requests finish).
       await Promise.all([httpServer.close(), metricsServer?.close()]);
       await rateLimit?.close();
@@ -150,7 +162,27 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       if (!options.database) await database.close();
     })());
 
-  const running: RunningServer = { origin: httpServer.origin, basePath, database, keys, keyCache, violations, http: httpServer.server, close };
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = () =>
+    (shuttingDown ??= (async () => {
+      const { drainMs, probedAgoMs } = planDrain(readiness, config.shutdownDrainMs ?? DEFAULT_DRAIN_MS);
+      if (drainMs > 0) {
+        readiness.draining = true;
+        httpServer.closeConnectionsAfterAnswers();
+        logger.info({ drainMs, probedAgoMs }, 'draining: /readyz answers 503 and every request is still served, each with Connection: close, until the listener closes');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, drainMs);
+          endDrain = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        logger.info({ drainMs }, 'drained: closing the listener');
+      }
+      await close();
+    })());
+
+  const running: RunningServer = { origin: httpServer.origin, basePath, database, keys, keyCache, violations, http: httpServer.server, close, shutdown };
   // The first key is made only now that the server listens: a start that failed before (a port
   // taken) would otherwise have stored a key that was never shown, and no later start shows one.
   try {

@@ -16,6 +16,7 @@ import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import { createApi } from './api.js';
 import { createCors } from './cors.js';
 import { Deprecations } from './deprecation.js';
+import type { Readiness } from './drain.js';
 import { beginExchange, type Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
 import type { RateLimiter } from './rateLimit.js';
@@ -46,6 +47,8 @@ export interface AppOptions {
   brownouts?: readonly Brownout[] | undefined;
   /** Each call of a deprecated operation: the server counts them per key (../store/deprecatedCalls.ts) and in the metrics. */
   onDeprecatedCall?: ((operationId: string, caller: string | undefined, at: number) => void) | undefined;
+  /** Shared with the shutdown (./drain.ts): /readyz notes when it was asked, and answers 503 while draining. */
+  readiness?: Readiness | undefined;
 }
 
 export interface App {
@@ -95,8 +98,19 @@ export function createApp(options: AppOptions): App {
   // event loop for tens of milliseconds); until then the first request that needs it loads it.
   setTimeout(() => void loadWeb().catch((error: unknown) => logger.error({ err: error }, 'could not load the web routes')), WEB_WARMUP_MS).unref();
 
-  /** /readyz: 200 when the database answers within READY_TIMEOUT_MS, else a 503 Error. */
+  const { readiness } = options;
+  /**
+   * /readyz: 200 when the database answers within READY_TIMEOUT_MS, else a 503 Error; a 503 at
+   * once while draining, so a balancer stops routing here before the listener closes.
+   */
   async function answerReadiness(exchange: Exchange): Promise<void> {
+    if (readiness !== undefined) {
+      readiness.lastProbeAt = performance.now();
+      if (readiness.draining) {
+        responder.sendError(exchange, new Refusal(503, 'service_unavailable', 'The server is shutting down: send requests to another instance.', { headers: { 'Retry-After': '1' } }));
+        return;
+      }
+    }
     try {
       await withTimeout(options.ping(), READY_TIMEOUT_MS);
       answerJson(exchange, 200, { status: 'ok' });

@@ -23,12 +23,17 @@ export interface HttpListener {
   /** `http://host:port`. */
   origin: string;
   server: Server;
+  /**
+   * From now on every answer carries `Connection: close`, those in flight included, so keep-alive
+   * clients and balancers open new connections (elsewhere, once readiness has failed) instead of
+   * reusing these; the listener still accepts. The first step of a drain (../server.ts).
+   */
+  closeConnectionsAfterAnswers(): void;
   /** Stops accepting and resolves once in-flight requests have finished (or SHUTDOWN_GRACE_MS passed). */
   close(): Promise<void>;
 }
 
 const SHUTDOWN_GRACE_MS = 10_000;
-
 
 const LATEST_RESPONSE = Symbol('latest response');
 /** A connection and the response to its latest request (answered or not). */
@@ -65,32 +70,44 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   let closing: Promise<void> | undefined;
-  // During shutdown, keep-alive connections are told to close after their current response, so
-  // the process need not wait out the keep-alive timeout of clients that hold connections open.
+  // During a drain and a shutdown, keep-alive connections are told to close after their current
+  // response: during the drain so balancers and clients move off them while this instance still
+  // serves, at the close so the process need not wait out the keep-alive timeout of clients that
+  // hold connections open. One boolean read per request, nothing allocated (the hot path).
   // Tracked per connection, not per request: each socket remembers its latest response. A set of
   // in-flight responses, each removed on its 'close', kept every response alive long enough to be
   // promoted out of the young generation under PostgreSQL load, and the garbage collector's work
   // on them was most of the server's gap to its floor there (docs/performance.md).
+  let connectionClose = false;
   const connections = new Set<TrackedSocket>();
   http.on('connection', (socket: TrackedSocket) => {
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
   });
   http.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (closing) res.setHeader('Connection', 'close');
+    if (connectionClose) res.setHeader('Connection', 'close');
     (req.socket as TrackedSocket)[LATEST_RESPONSE] = res;
   });
+  const closeConnectionsAfterAnswers = () => {
+    if (connectionClose) return;
+    connectionClose = true;
+    for (const socket of connections) {
+      const res = socket[LATEST_RESPONSE];
+      if (res !== undefined && !res.headersSent) res.setHeader('Connection', 'close');
+    }
+  };
   const close = () =>
     (closing ??= (async () => {
-      for (const socket of connections) {
-        const res = socket[LATEST_RESPONSE];
-        if (res !== undefined && !res.headersSent) res.setHeader('Connection', 'close');
-      }
+      closeConnectionsAfterAnswers();
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
-      const force = setTimeout(() => http.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      const force = setTimeout(() => {
+        // Said, because each of these connections may be a request that gets no answer.
+        options.logger.warn({ graceMs: SHUTDOWN_GRACE_MS, connections: connections.size }, 'requests still unfinished after the shutdown grace: closing their connections');
+        http.closeAllConnections();
+      }, SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(force);
     })());
-  return { origin: `http://${host}:${address.port}`, server: http, close };
+  return { origin: `http://${host}:${address.port}`, server: http, closeConnectionsAfterAnswers, close };
 }
