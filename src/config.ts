@@ -52,9 +52,9 @@ export interface Config {
   brownouts?: readonly Brownout[] | undefined;
   /**
    * SHUTDOWN_DRAIN_MS: on SIGTERM or SIGINT, how long /readyz answers 503 while everything else
-   * is still served (each answer with `Connection: close`) before the listener closes; only when
-   * /readyz was asked in the last minute (a balancer is watching; src/http/drain.ts says why). 0:
-   * no drain. Undefined (unset or empty): the default there, 5 s.
+   * is still served (each answer with `Connection: close`) before the listener closes; 0: no
+   * drain. Undefined (unset or empty): 5 s when /readyz was asked in the last minute (a balancer
+   * is watching), else none (src/http/drain.ts says why).
    */
   shutdownDrainMs?: number | undefined;
 }

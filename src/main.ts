@@ -23,7 +23,7 @@ const starting = startServer({ config, logger });
 // Listening before the signal handlers exist would let a SIGTERM sent as soon as the port answers
 // (a supervisor, a test) kill the process with no clean stop; a signal during the start waits for it.
 exitOnSignals(logger, {
-  // Drains first when a balancer has been probing /readyz; a server nobody probes stops at once.
+  // Drains first when a balancer has been probing /readyz (or SHUTDOWN_DRAIN_MS asks); a server nobody probes stops at once.
   stop: async () => (await starting).shutdown(),
   messages: { stopping: 'shutting down: finishing in-flight requests', stopped: 'stopped', failed: 'shutdown failed' },
 });

@@ -8,7 +8,7 @@ import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
 import { createApp, type App } from './http/app.js';
-import { createReadiness, DEFAULT_DRAIN_MS, planDrain } from './http/drain.js';
+import { createReadiness, planDrain } from './http/drain.js';
 import { listenHttp, type HttpListener } from './http/listen.js';
 import type { Metrics } from './http/metrics.js';
 import type { RateLimiter } from './http/rateLimit.js';
@@ -42,9 +42,9 @@ export interface RunningServer {
   /** Stops accepting (on the metrics listener too), lets in-flight requests finish, closes the database. */
   close(): Promise<void>;
   /**
-   * What SIGTERM and SIGINT do (src/main.ts): when something has been probing /readyz, a drain
-   * first (src/http/drain.ts: /readyz 503, every request still served with `Connection: close`,
-   * for SHUTDOWN_DRAIN_MS), then `close()`; when nothing has, `close()` at once.
+   * What SIGTERM and SIGINT do (src/main.ts): a drain first (src/http/drain.ts: /readyz 503, every
+   * request still served with `Connection: close`) when SHUTDOWN_DRAIN_MS asks for one or, unset,
+   * when something has been probing /readyz; then `close()`. Otherwise `close()` at once.
    */
   shutdown(): Promise<void>;
 }
@@ -165,11 +165,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let shuttingDown: Promise<void> | undefined;
   const shutdown = () =>
     (shuttingDown ??= (async () => {
-      const { drainMs, probedAgoMs } = planDrain(readiness, config.shutdownDrainMs ?? DEFAULT_DRAIN_MS);
+      const { drainMs, why, probedAgoMs } = planDrain(readiness, config.shutdownDrainMs);
       if (drainMs > 0) {
         readiness.draining = true;
         httpServer.closeConnectionsAfterAnswers();
-        logger.info({ drainMs, probedAgoMs }, 'draining: /readyz answers 503 and every request is still served, each with Connection: close, until the listener closes');
+        logger.info({ drainMs, why, probedAgoMs }, 'draining: /readyz answers 503 and every request is still served, each with Connection: close, until the listener closes');
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, drainMs);
           endDrain = () => {

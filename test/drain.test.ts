@@ -7,7 +7,7 @@
 import { Agent, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createReadiness, planDrain, PROBED_WITHIN_MS } from '../src/http/drain.js';
+import { createReadiness, DEFAULT_DRAIN_MS, planDrain, PROBED_WITHIN_MS } from '../src/http/drain.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 interface Answer {
@@ -33,7 +33,7 @@ function get(url: string, key?: string): Promise<Answer> {
 }
 
 describe('SHUTDOWN_DRAIN_MS', () => {
-  it('is unset by default (the server drains 5 s when probed), and takes a whole number of ms from 0 to 300000', () => {
+  it('is unset by default (the server drains when probed), and takes a whole number of ms from 0 to 300000', () => {
     expect(loadConfig({}).shutdownDrainMs).toBeUndefined();
     expect(loadConfig({ SHUTDOWN_DRAIN_MS: '' }).shutdownDrainMs).toBeUndefined();
     expect(loadConfig({ SHUTDOWN_DRAIN_MS: '0' }).shutdownDrainMs).toBe(0);
@@ -45,17 +45,24 @@ describe('SHUTDOWN_DRAIN_MS', () => {
   });
 });
 
-describe('planDrain: only a server something probes drains', () => {
-  it('never probed: no drain', () => {
-    expect(planDrain(createReadiness(), 5000, 1_000_000)).toEqual({ drainMs: 0, probedAgoMs: undefined });
+describe('planDrain: unset, only a server something probes drains; set, it says how long', () => {
+  const probed = { ...createReadiness(), lastProbeAt: 1_000_000 };
+
+  it('unset and never probed: no drain', () => {
+    expect(planDrain(createReadiness(), undefined, 1_000_000)).toEqual({ drainMs: 0, why: 'not probed', probedAgoMs: undefined });
   });
 
-  it('probed within the last minute: the whole window; longer ago, or a window of 0: none', () => {
-    const readiness = { ...createReadiness(), lastProbeAt: 1_000_000 };
-    expect(planDrain(readiness, 5000, 1_000_000 + 1_500)).toEqual({ drainMs: 5000, probedAgoMs: 1_500 });
-    expect(planDrain(readiness, 5000, 1_000_000 + PROBED_WITHIN_MS)).toEqual({ drainMs: 5000, probedAgoMs: PROBED_WITHIN_MS });
-    expect(planDrain(readiness, 5000, 1_000_000 + PROBED_WITHIN_MS + 1)).toEqual({ drainMs: 0, probedAgoMs: PROBED_WITHIN_MS + 1 });
-    expect(planDrain(readiness, 0, 1_000_000 + 1_500)).toEqual({ drainMs: 0, probedAgoMs: 1_500 });
+  it('unset and probed within the last minute: the default window (5 s); longer ago: none', () => {
+    expect(DEFAULT_DRAIN_MS).toBe(5_000);
+    expect(planDrain(probed, undefined, 1_000_000 + 1_500)).toEqual({ drainMs: DEFAULT_DRAIN_MS, why: 'probed', probedAgoMs: 1_500 });
+    expect(planDrain(probed, undefined, 1_000_000 + PROBED_WITHIN_MS)).toEqual({ drainMs: DEFAULT_DRAIN_MS, why: 'probed', probedAgoMs: PROBED_WITHIN_MS });
+    expect(planDrain(probed, undefined, 1_000_000 + PROBED_WITHIN_MS + 1)).toEqual({ drainMs: 0, why: 'not probed', probedAgoMs: PROBED_WITHIN_MS + 1 });
+  });
+
+  it('set: that window, probed or not (a balancer that never asks /readyz); 0: never', () => {
+    expect(planDrain(createReadiness(), 8_000, 1_000_000)).toEqual({ drainMs: 8_000, why: 'configured', probedAgoMs: undefined });
+    expect(planDrain(probed, 8_000, 1_000_000 + 1_500)).toEqual({ drainMs: 8_000, why: 'configured', probedAgoMs: 1_500 });
+    expect(planDrain(probed, 0, 1_000_000 + 1_500)).toEqual({ drainMs: 0, why: 'disabled', probedAgoMs: 1_500 });
   });
 });
 
@@ -70,8 +77,8 @@ describe('shutdown(): what SIGTERM and SIGINT do', () => {
   });
 
   it('probed: /readyz answers a 503 Error at once, every other request is still served with Connection: close, the listener stays open until the window ends', async () => {
-    // A window no test waits for: close() ends the drain.
-    t = await startTestServer('sqlite', { shutdownDrainMs: 60_000 });
+    // The default window, which no test waits for: close() ends the drain.
+    t = await startTestServer('sqlite');
     const ready = await get(`${t.origin}/readyz`);
     expect(ready).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(ready.connection).not.toBe('close');
@@ -92,7 +99,7 @@ describe('shutdown(): what SIGTERM and SIGINT do', () => {
   });
 
   it('never probed (a developer, the sandbox, a test): the listener closes at once', async () => {
-    t = await startTestServer('sqlite', { shutdownDrainMs: 60_000 });
+    t = await startTestServer('sqlite');
     expect((await get(`${t.origin}/healthz`)).status).toBe(200);
     const stopping = t.server.shutdown();
     expect(t.server.http.listening, 'closed in the same turn as the call').toBe(false);
@@ -104,6 +111,15 @@ describe('shutdown(): what SIGTERM and SIGINT do', () => {
     expect((await get(`${t.origin}/readyz`)).status).toBe(200);
     const stopping = t.server.shutdown();
     expect(t.server.http.listening).toBe(false);
+    await stopping;
+  });
+
+  it('SHUTDOWN_DRAIN_MS set: a drain though nothing probed', async () => {
+    t = await startTestServer('sqlite', { shutdownDrainMs: 60_000 });
+    const stopping = t.server.shutdown();
+    expect(t.server.http.listening, 'still accepting during the drain').toBe(true);
+    expect(await get(`${t.api}/pets`, t.key)).toMatchObject({ status: 200, connection: 'close' });
+    await t.server.close();
     await stopping;
   });
 });

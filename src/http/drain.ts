@@ -6,7 +6,8 @@
  * (../server.ts does the steps; ./app.ts answers /readyz from this state; ./listen.ts closes
  * connections).
  *
- * Why the drain happens only when `/readyz` was asked within PROBED_WITHIN_MS. The anchors differ
+ * When to drain. SHUTDOWN_DRAIN_MS set says it: that long (0: never). Unset, the server drains
+ * DEFAULT_DRAIN_MS only when `/readyz` was asked within PROBED_WITHIN_MS. Why: the anchors differ
  * on what a server that nobody routes by should do. lightship fails readiness and waits
  * `shutdownDelay` (5 s by default) before its shutdown handlers, but only when it detects
  * Kubernetes (KUBERNETES_SERVICE_HOST); elsewhere the delay is 0. That guess misses HAProxy,
@@ -16,8 +17,11 @@
  * developer's Ctrl-C. What the delay is for is a prober: something that routes by our readiness
  * and must see it fail before we close. Whether one exists is known here, without a guess about
  * the platform: it asks `/readyz`. Kubernetes' kubelet (periodSeconds 10 by default), HAProxy's
- * `option httpchk` (2 s), cloud balancers (5–30 s) all ask within a minute; `npm run dev`, the
- * sandbox, a Ctrl-C in a terminal and the tests that stop servers never ask, so they stop at once.
+ * `option httpchk` (2 s), cloud balancers (5–30 s) all ask within a minute by default; `npm run
+ * dev`, the sandbox, a Ctrl-C in a terminal and the tests that stop servers never ask, so they stop
+ * at once. A balancer that never asks (open-source nginx has only passive checks) still gains from
+ * a drain, whose `Connection: close` empties its pool of connections to us before the close: the
+ * operator sets SHUTDOWN_DRAIN_MS, and gets that drain whether probed or not.
  */
 
 /** What `/readyz` and the shutdown share. One per running server. */
@@ -44,13 +48,20 @@ export const DEFAULT_DRAIN_MS = 5_000;
 export interface DrainPlan {
   /** How long to keep serving before closing; 0: close at once. */
   drainMs: number;
+  /** `configured`: SHUTDOWN_DRAIN_MS set (0: `disabled`); unset, `probed` or `not probed`. */
+  why: 'configured' | 'disabled' | 'probed' | 'not probed';
   /** Since the latest /readyz, in whole ms; undefined when it was never asked. */
   probedAgoMs: number | undefined;
 }
 
-/** The drain for a stop now: `windowMs` when /readyz was asked within PROBED_WITHIN_MS, else none. */
-export function planDrain(readiness: Readiness, windowMs: number, now = performance.now()): DrainPlan {
+/**
+ * The drain for a stop now: `configuredMs` (SHUTDOWN_DRAIN_MS) when set; unset, DEFAULT_DRAIN_MS
+ * when /readyz was asked within PROBED_WITHIN_MS, else none.
+ */
+export function planDrain(readiness: Readiness, configuredMs: number | undefined, now = performance.now()): DrainPlan {
   const ago = now - readiness.lastProbeAt;
   const probedAgoMs = Number.isFinite(ago) ? Math.round(ago) : undefined;
-  return { drainMs: probedAgoMs !== undefined && ago <= PROBED_WITHIN_MS ? windowMs : 0, probedAgoMs };
+  if (configuredMs !== undefined) return { drainMs: configuredMs, why: configuredMs > 0 ? 'configured' : 'disabled', probedAgoMs };
+  const probed = probedAgoMs !== undefined && ago <= PROBED_WITHIN_MS;
+  return { drainMs: probed ? DEFAULT_DRAIN_MS : 0, why: probed ? 'probed' : 'not probed', probedAgoMs };
 }
