@@ -38,7 +38,7 @@ export const SUITES = {
     'test/portableContract.test.ts',
     'test/release.test.ts',
   ],
-  loop: ['test/clientHeadersLoop.test.ts', 'test/dev.test.ts', 'test/generate.test.ts', 'test/resourceRecipe.test.ts', 'test/spec-loop.test.ts', 'test/storeMethodLoop.test.ts'],
+  loop: ['test/clientHeadersLoop.test.ts', 'test/dev.test.ts', 'test/generate.test.ts', 'test/spec-loop.test.ts', 'test/storeRecipes.test.ts'],
   /** Files that test PGlite or PostgreSQL alone: in `storage` only. */
   storageOnly: ['test/pgliteStart.test.ts'],
   processes: ['test/keysCli.test.ts', 'test/lifecycle.test.ts', 'test/sandbox.test.ts', 'test/scriptsLifecycle.test.ts'],

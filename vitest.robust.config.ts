@@ -18,5 +18,7 @@ const merged = mergeConfig(
 );
 // Not merged: mergeConfig concatenates arrays, which would keep the base suite's files and its
 // exclusion of test/robust/**.
-merged.test = { ...merged.test, include: ['test/robust/**/*.test.ts'], exclude: ['node_modules/**'], globalSetup: ['test/robust/support/globalSetup.ts'] };
+// Nor the base's projects: each would run every robust file once more.
+const { projects: _baseSuites, ...single } = merged.test ?? {};
+merged.test = { ...single, include: ['test/robust/**/*.test.ts'], exclude: ['node_modules/**'], globalSetup: ['test/robust/support/globalSetup.ts'] };
 export default merged;

@@ -1,14 +1,23 @@
 /**
- * The README's recipe for a new resource, on a copy of the project: the Swagger Petstore's store
- * orders (test/fixtures/resource-recipe/orders.yaml, under made-up …Example names) pasted into the
- * spec as lint wants them, `npm run generate` (a stub per operation, in the handler map); then the
- * store: one resource module (src/store/resources/orderExamples.ts: its table type and queries,
- * for both dialects) and one migration file, `npm run generate` again (it lists both), and two of
- * the four handlers written (the other two stay 501 stubs). Nothing else is edited: the copy's
- * `npm run lint` and quick suite pass (every test that walks the operations reads them from the
- * spec, so both the stored operations and the stubs pass it untouched), and its server places and
- * reads orders on SQLite, and on PostgreSQL when DATABASE_URL is set. The copy's suite runs once,
- * with stubs and handlers side by side: it is the longest step of the loop suite.
+ * The README's two recipes that reach the store, on one copy of the project (one copy, one lint
+ * and one run of its quick suite for both: the loop suite's longest steps):
+ *
+ * - A new resource: the Swagger Petstore's store orders (test/fixtures/resource-recipe/orders.yaml,
+ *   under made-up …Example names) pasted into the spec as lint wants them, `npm run generate` (a
+ *   stub per operation, in the handler map); one resource module (src/store/resources/
+ *   orderExamples.ts: its table type and queries, for both dialects) and one migration file,
+ *   `npm run generate` again (it lists both), and two of the four handlers written (the other two
+ *   stay 501 stubs).
+ * - A new store method: the README's `deletePet` under made-up names no spec will plausibly take
+ *   (`retirePetExample`, DELETE /retire-pet-example/{petId}, store method `retireExample`: 204, or
+ *   404 when there is no such animal), the method in the one file the README names, the pets'
+ *   store module (its `PetStore` interface and its implementation).
+ *
+ * Nothing else is edited: the copy's `npm run lint` and quick suite pass (every test that walks
+ * the operations reads them from the spec, so stored operations and stubs alike pass it
+ * untouched), and its server places and reads orders on SQLite, and on PostgreSQL when
+ * DATABASE_URL is set, and retires a pet. Each edit finds its place by structure or by one line
+ * that a new field or operation does not move, and names the file and the anchor when it cannot.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,10 +25,10 @@ import { parse, parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, type ScratchDatabase } from '../scripts/lib/scratchDatabase.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
-import { copyProject, projectRoot, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
+import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
 
 const HOST = '127.0.0.1';
-const THIS_FILE = 'test/resourceRecipe.test.ts';
+const THIS_FILE = 'test/storeRecipes.test.ts';
 const FIXTURE = join(projectRoot, 'test/fixtures/resource-recipe/orders.yaml');
 const RESOURCE = 'orderExamples';
 const MIGRATION = '9998_order_examples';
@@ -108,6 +117,55 @@ export const up: MigrationUp = async (db, dialect) => {
 };
 `;
 
+const RETIRE = { operationId: 'retirePetExample', path: '/retire-pet-example/{petId}', storeMethod: 'retireExample' };
+
+const RETIRE_OPERATION = {
+  delete: {
+    operationId: RETIRE.operationId,
+    summary: 'Retire an animal',
+    description: 'Removes one animal by its identifier. Answers 204 without a body, or 404 when there is no such animal.',
+    tags: ['Pets'],
+    parameters: [{ $ref: '#/components/parameters/PetId' }],
+    responses: {
+      '204': { description: 'Retired.' },
+      '400': { $ref: '#/components/responses/InvalidPetId' },
+      '401': { $ref: '#/components/responses/Unauthorized' },
+      '404': { $ref: '#/components/responses/NotFound' },
+      '429': { $ref: '#/components/responses/TooManyRequests' },
+      '500': { $ref: '#/components/responses/InternalError' },
+      default: { $ref: '#/components/responses/UnexpectedError' },
+    },
+  },
+};
+
+/** The store-method recipe's step 1: the operation at the end of `paths`, kept in the spec's own formatting. */
+function addRetireOperation(specText: string): string {
+  const doc = parseDocument(specText);
+  if (doc.hasIn(['paths', RETIRE.path])) throw new Error(`spec/openapi.yaml already has the path ${RETIRE.path}: pick another made-up path in ${THIS_FILE}`);
+  if (new RegExp(`operationId:\\s*${RETIRE.operationId}\\b`).test(specText)) throw new Error(`spec/openapi.yaml already has an operation ${RETIRE.operationId}: pick another made-up name in ${THIS_FILE}`);
+  doc.setIn(['paths', RETIRE.path], doc.createNode(RETIRE_OPERATION));
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
+
+/** The store-method recipe: the method in the pets' store module, in its interface and in the object \`open\` returns. */
+function addStoreMethod(text: string): string {
+  const store = 'src/store/resources/pets.ts';
+  if (new RegExp(`\\b${RETIRE.storeMethod}\\(`).test(text)) throw new Error(`${store} already has a ${RETIRE.storeMethod} method: pick another made-up name in ${THIS_FILE}`);
+  const declared = replaceOnce(
+    text,
+    'export interface PetStore {\n',
+    `export interface PetStore {\n  /** Removes the animal; false when there was none. */\n  ${RETIRE.storeMethod}(id: number): Promise<boolean>;\n`,
+    `${store} (the PetStore interface)`,
+  );
+  return replaceOnce(
+    declared,
+    '    async get(id) {\n',
+    `    async ${RETIRE.storeMethod}(id) {\n      const result = await db.deleteFrom('pets').where('id', '=', id).executeTakeFirst();\n      return result.numDeletedRows > 0n;\n    },\n\n    async get(id) {\n`,
+    `${store} (the store object, at its get method)`,
+  );
+}
+
 const HANDLERS: Record<string, string> = {
   placeOrderExample: `import type { Handler } from '../src/contract.js';
 
@@ -127,6 +185,15 @@ export const getOrderByIdExample: Handler<'getOrderByIdExample'> = async ({ path
   return { status: 200, body: order };
 };
 `,
+  [RETIRE.operationId]: `import type { Handler } from '../src/contract.js';
+import { errorBody } from '../src/contract.js';
+
+/** ${RETIRE.operationId}: DELETE ${RETIRE.path}. */
+export const ${RETIRE.operationId}: Handler<'${RETIRE.operationId}'> = async ({ path }, { pets }) => {
+  if (!(await pets.${RETIRE.storeMethod}(path.petId))) return { status: 404, body: errorBody(404, 'not_found', \`No animal has id \${path.petId}.\`) };
+  return { status: 204, body: undefined };
+};
+`,
 };
 
 /** The copy's environment for its own commands: none of this run's vitest state. */
@@ -140,7 +207,7 @@ const output = (result: CommandResult) => `exit ${String(result.code)}\n${result
 const generate = (copy: ProjectCopy) => runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir, env: copyEnv() });
 const quickSuite = (copy: ProjectCopy) => runCommand('npm', ['test'], { cwd: copy.dir, env: copyEnv({ DATABASE_URL: '' }), timeoutMs: 900_000 });
 
-describe(`a new resource through the README's recipe: the Petstore's store orders as ${RESOURCE}, on a copy`, () => {
+describe(`the README's store recipes on one copy: the Petstore's store orders as ${RESOURCE}, and ${RETIRE.operationId} with its store method`, () => {
   let copy: ProjectCopy;
   let stubs: CommandResult;
   let stored: { generate: CommandResult; lint: CommandResult; suite: CommandResult };
@@ -151,12 +218,13 @@ describe(`a new resource through the README's recipe: the Petstore's store order
     copy = copyProject('animal-store-resource-recipe-');
     if (copy.read('src/store/resources/pets.ts').length === 0) throw new Error(`${THIS_FILE}: src/store/resources/pets.ts is empty`);
     // 1–3: the spec, then npm run generate: a 501 stub per operation, listed in the handler map.
-    copy.edit('spec/openapi.yaml', addResource);
+    copy.edit('spec/openapi.yaml', (text) => addRetireOperation(addResource(text)));
     stubs = await generate(copy);
     if (stubs.code !== 0) throw new Error(`npm run generate failed in the copy:\n${output(stubs)}`);
     // The store: one module, one migration; npm run generate lists both; then two handlers.
     copy.write(`src/store/resources/${RESOURCE}.ts`, STORE);
     copy.write(`src/store/migrations/${MIGRATION}.ts`, MIGRATION_FILE);
+    copy.edit('src/store/resources/pets.ts', addStoreMethod);
     const second = await generate(copy);
     for (const [operationId, source] of Object.entries(HANDLERS)) copy.write(`handlers/${operationId}.ts`, source);
     const [lint, suite] = await Promise.all([runCommand(copy.bin('tsx'), ['scripts/lint.ts'], { cwd: copy.dir, env: copyEnv(), timeoutMs: 600_000 }), quickSuite(copy)]);
@@ -169,11 +237,11 @@ describe(`a new resource through the README's recipe: the Petstore's store order
     copy?.remove();
   });
 
-  it('npm run generate scaffolds a 501 stub for each of the four operations', () => {
-    for (const operationId of ['getInventoryExample', 'placeOrderExample', 'getOrderByIdExample', 'deleteOrderExample']) expect(stubs.stdout).toContain(`handlers/${operationId}.ts`);
+  it('npm run generate scaffolds a 501 stub for each new operation', () => {
+    for (const operationId of ['getInventoryExample', 'placeOrderExample', 'getOrderByIdExample', 'deleteOrderExample', RETIRE.operationId]) expect(stubs.stdout).toContain(`handlers/${operationId}.ts`);
   });
 
-  it('with the store module and the migration listed by npm run generate, two handlers written and two stubs, npm run lint and the quick suite pass untouched', () => {
+  it('with the store module and the migration listed by npm run generate, the store method, three handlers written and two stubs, npm run lint and the quick suite pass untouched', () => {
     expect(stored.generate.stdout).toMatch(/generated\/stores\.ts[\s\S]*generated\/migrations\.ts/);
     expect(copy.read('generated/stores.ts')).toContain(`${RESOURCE}: ${RESOURCE}.open(context)`);
     expect(stored.lint.code, output(stored.lint)).toBe(0);
@@ -209,5 +277,29 @@ describe(`a new resource through the README's recipe: the Petstore's store order
   it.skipIf(!process.env.DATABASE_URL)("the copy's server places and reads orders on PostgreSQL (skipped without DATABASE_URL)", async () => {
     scratch = await createScratchDatabase(process.env.DATABASE_URL ?? '', 'recipe');
     await placesAndReads({ DATABASE_URL: scratch.url });
+  }, 120_000);
+  it("the copy's server retires: 204, then getPet and a second retire are 404, and the other pets stay", async () => {
+    const port = await freePort(HOST);
+    const server = startProcess(copy.bin('tsx'), ['src/main.ts'], { cwd: copy.dir, env: copyEnv({ PORT: String(port), HOST, DATABASE_URL: '', SQLITE_PATH: copy.path('data', 'retire.sqlite'), NODE_ENV: 'test', LOG_LEVEL: 'error' }) });
+    servers.push(server);
+    await waitForHttp(`http://${HOST}:${port}/healthz`, server);
+    const key = /^\s*(ask_[A-Za-z0-9_-]{43})\s*$/m.exec(server.output())?.[1];
+    expect(key, server.output()).toBeDefined();
+    const api = `http://${HOST}:${port}/v1`;
+    const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    const create = async (name: string) => (await (await fetch(`${api}/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name, categoryId: 1 }) })).json()) as { id: number };
+    const [kept, doomed] = [await create('Kept'), await create('Doomed')];
+    const retire = (id: number, headers: Record<string, string>) => fetch(`${api}${RETIRE.path.replace('{petId}', String(id))}`, { method: 'DELETE', headers });
+    const deleted = await retire(doomed.id, auth);
+    expect(deleted.status).toBe(204);
+    expect(await deleted.text()).toBe('');
+    expect((await fetch(`${api}/pets/${doomed.id}`, { headers: auth })).status).toBe(404);
+    const again = await retire(doomed.id, auth);
+    expect(again.status).toBe(404);
+    expect(await again.json()).toMatchObject({ code: 'not_found', status: 404 });
+    expect((await retire(doomed.id, {})).status).toBe(401);
+    const listed = (await (await fetch(`${api}/pets`, { headers: auth })).json()) as { id: number }[];
+    expect(listed.map((pet) => pet.id)).toEqual([kept.id]);
+    expect(server.output()).not.toMatch(/response breaks the contract/);
   }, 120_000);
 });
