@@ -3,9 +3,9 @@
  * spec declares). Each takes the field value as `Headers.get` gives it and returns the value, or
  * undefined when the text is not of that kind: a bad header never throws, it reads as absent.
  */
+import { parseItem, parseList, Token, type BareItem } from 'structured-headers';
 import type { HeaderKind } from '../generated/operations.js';
 import { parseLinkTargets } from './linkHeader.js';
-import { parseList, type ListMember } from './structuredFields.js';
 
 /** What the spec says about one header (a member of `operationHeaders` in generated/operations.ts). */
 export interface HeaderFact {
@@ -74,10 +74,23 @@ function parseHttpDate(field: string): Date | undefined {
   return undefined;
 }
 
+/**
+ * A Structured Field (RFC 9651), or undefined: the library throws on a field that does not parse,
+ * and RFC 9651 §4.2 has a recipient ignore such a field whole.
+ */
+function structured<T>(parse: (field: string) => T, field: string): T | undefined {
+  try {
+    return parse(field);
+  } catch {
+    return undefined;
+  }
+}
+
 /** RFC 9745 (Deprecation) and RFC 9651 §3.3.7: a Date item, `@` and whole seconds since the epoch. */
 function parseStructuredDate(field: string): Date | undefined {
-  const m = /^@(-?[0-9]{1,15})$/.exec(field);
-  return m ? new Date(Number(m[1]) * 1000) : undefined;
+  const value = structured(parseItem, field)?.[0];
+  // 15 digits of seconds parse, but past ±8.64e12 s no Date holds them (RFC 9651 lets that fail).
+  return value instanceof Date && !Number.isNaN(value.getTime()) ? value : undefined;
 }
 
 /** RFC 3339 date-time (`format: date-time`). */
@@ -91,11 +104,12 @@ function parseNumber(field: string): number | undefined {
   return /^-?[0-9]+(?:\.[0-9]+)?$/.test(field) ? Number(field) : undefined;
 }
 
-/** `true`/`false` as the spec's enums write a flag, or an RFC 8941 Boolean (`?1`/`?0`). */
+/** `true`/`false` as the spec's enums write a flag, or a Structured Field Boolean (`?1`/`?0`). */
 function parseFlag(field: string): boolean | undefined {
-  if (field === 'true' || field === '?1') return true;
-  if (field === 'false' || field === '?0') return false;
-  return undefined;
+  if (field === 'true') return true;
+  if (field === 'false') return false;
+  const value = structured(parseItem, field)?.[0];
+  return typeof value === 'boolean' ? value : undefined;
 }
 
 /** RFC 9110 §10.2.3 Retry-After: delay-seconds, or an HTTP-date (as the seconds until it, at least 0). */
@@ -141,13 +155,19 @@ function parseNextCursor(field: string, fact: HeaderFact): string | undefined {
   }
 }
 
-/** The first member of a RateLimit field list whose parameters `keys` are all non-negative integers. */
+/**
+ * The first member of a RateLimit field list that names a policy (a String or Token) and whose
+ * parameters `keys` are all non-negative integers. Other members, inner lists and byte sequences
+ * included, are valid and skipped: another party's policies may share the field.
+ */
 function rateLimitMember<K extends string>(field: string, keys: readonly K[]): { policy: string; values: Record<K, number> } | undefined {
-  const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-  const fits = (member: ListMember) => typeof member.item === 'string' && keys.every((key) => isCount(member.params[key]));
-  const member = parseList(field)?.find(fits);
-  if (!member) return undefined;
-  return { policy: String(member.item), values: Object.fromEntries(keys.map((key) => [key, member.params[key]])) as Record<K, number> };
+  const isCount = (value: BareItem | undefined): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  for (const [item, params] of structured(parseList, field) ?? []) {
+    if (typeof item !== 'string' && !(item instanceof Token)) continue;
+    const values = keys.map((key) => params.get(key));
+    if (values.every(isCount)) return { policy: item.toString(), values: Object.fromEntries(keys.map((key, i) => [key, values[i]])) as Record<K, number> };
+  }
+  return undefined;
 }
 
 function parseRateLimit(field: string): RateLimit | undefined {

@@ -216,6 +216,40 @@ describe('the parsers, one per kind', () => {
     }
   });
 
+  it("RateLimit: a field holding the working group's inner lists and byte sequences is read; one that does not parse is not", () => {
+    // Cases of the HTTP working group's suite (github.com/httpwg/structured-field-tests, the file
+    // named in each), copied as literals: `raw` is the case's field lines, and our policy arrives as
+    // one more line of the same field. The hand parser this client had until issue 32 refused every
+    // field with an inner list or a byte sequence in it, so it read none of the valid ones.
+    const valid: [file: string, name: string, raw: string[]][] = [
+      ['listlist.json', 'basic list of lists', ['(1 2), (42 43)']],
+      ['listlist.json', 'empty item list of lists', ['()']],
+      ['listlist.json', 'empty middle item list of lists', ['(1),(),(42)']],
+      ['listlist.json', 'extra whitespace list of lists', ['(  1  42  )']],
+      ['param-listlist.json', 'parameterised inner list', ['(abc_123);a=1;b=2, cdef_456']],
+      ['param-listlist.json', 'parameterised inner list item', ['(abc_123;a=1;b=2;cdef_456)']],
+      ['examples.json', 'Example-ListListParam', ['("foo"; a=1;b=2);lvl=5, ("bar" "baz");lvl=1']],
+      ['examples.json', 'Example-ParamListHeader', ['abc;a=1;b=2; cde_456, (ghi;jk=4 l);q="9";r=w']],
+      ['binary.json', 'basic binary', [':aGVsbG8=:']],
+      ['binary.json', 'empty binary', ['::']],
+      ['examples.json', 'Example-BinaryHdr', [':cHJldGVuZCB0aGlzIGlzIGJpbmFyeSBjb250ZW50Lg==:']],
+    ];
+    const invalid: typeof valid = [
+      ['listlist.json', 'no trailing parenthesis list of lists', ['(1 42']],
+      ['listlist.json', 'wrong whitespace list of lists', ['(1\t 42)']],
+      ['listlist.json', 'nested inner lists', ['((1))']],
+      ['binary.json', 'bad end delimiter', [':aGVsbG8=']],
+      ['binary.json', 'extra whitespace', [':aGVsb G8=:']],
+    ];
+    const ours = '"per-key";r=42;t=17';
+    for (const [file, name, raw] of valid) {
+      expect(parse('rateLimit', [...raw, ours].join(', ')), `${file}: ${name}`).toEqual({ policy: 'per-key', remaining: 42, reset: 17 });
+    }
+    // A byte sequence is a parameter value too (dictionary.json's "basic dictionary" has this one).
+    expect(parse('rateLimit', `${ours};digest=:w4ZibGV0w6ZydGUK:`)).toEqual({ policy: 'per-key', remaining: 42, reset: 17 });
+    for (const [file, name, raw] of invalid) expect(parse('rateLimit', [...raw, ours].join(', ')), `${file}: ${name}`).toBeUndefined();
+  });
+
   it('Sunset: the three HTTP-date forms (RFC 9110 §5.6.7), nothing else', () => {
     const sunset = new Date('2030-12-05T00:00:00Z');
     expect(parse('httpDate', 'Thu, 05 Dec 2030 00:00:00 GMT')).toEqual(sunset);
@@ -230,6 +264,11 @@ describe('the parsers, one per kind', () => {
     expect(parse('structuredDate', '@1795219200')).toEqual(new Date('2026-11-21T00:00:00Z'));
     expect(parse('structuredDate', '@-1')).toEqual(new Date(-1000));
     for (const bad of ['1795219200', '@1.5', 'true', '@', 'Thu, 05 Dec 2030 00:00:00 GMT']) expect(parse('structuredDate', bad), bad).toBeUndefined();
+    // From the working group's date.json (github.com/httpwg/structured-field-tests): its edges, and what must fail.
+    expect(parse('structuredDate', '@253402214400')).toEqual(new Date('9999-12-31T00:00:00Z'));
+    expect(parse('structuredDate', '@-62135596800')).toEqual(new Date('0001-01-01T00:00:00Z'));
+    expect(parse('structuredDate', '@-0')).toEqual(new Date(0));
+    for (const bad of ['@1659578233.12', '@1000000000000000', '@-', '@ 12345678', '@abc']) expect(parse('structuredDate', bad), bad).toBeUndefined();
   });
 
   it('ETag: kept exactly as sent when it is an entity tag', () => {
