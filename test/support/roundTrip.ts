@@ -262,8 +262,8 @@ const FORMAT_SAMPLES: Record<string, string> = {
   ipv6: '2001:db8::1',
 };
 
-/** A value for `schema` that is not its default when the schema allows another. */
-function sampleValue(schema: Json, where: string): unknown {
+/** A value for `schema`, its examples first, that is not its default when the schema allows another. */
+export function sampleValue(schema: Json, where: string): unknown {
   const fallback = defaultOf(schema);
   const constant = keyword(schema, 'const');
   if (constant !== undefined) return constant;

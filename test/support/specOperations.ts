@@ -5,7 +5,7 @@
  * only what the spec declares, so an operation added to the spec, a stub included, passes it
  * untouched.
  */
-import { dereference, loadDocument, type Json } from './roundTrip.js';
+import { dereference, loadDocument, sampleValue, type Json } from './roundTrip.js';
 
 export interface SpecOperation {
   operationId: string;
@@ -24,16 +24,12 @@ export interface SpecOperation {
 
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A value the schema allows, the spec's own first: example, examples, default, enum, else its lower bound. */
-export function sampleOf(schema: Json, parameter: Json = {}): unknown {
-  const candidates = [parameter.example, ...(isRecord(parameter.examples) ? Object.values(parameter.examples).map((e) => (isRecord(e) ? e.value : undefined)) : []), schema.example, ...(Array.isArray(schema.examples) ? schema.examples : []), schema.default, ...(Array.isArray(schema.enum) ? schema.enum : [])];
-  const found = candidates.find((value) => value !== undefined);
-  if (found !== undefined) return found;
-  if (Array.isArray(schema.allOf)) for (const member of schema.allOf) if (isRecord(member)) { const value = sampleOf(member); if (value !== undefined) return value; }
-  if (schema.type === 'integer' || schema.type === 'number') return typeof schema.minimum === 'number' ? schema.minimum : 1;
-  if (schema.type === 'boolean') return true;
-  if (schema.type === 'string') return 'a'.repeat(Math.max(1, typeof schema.minLength === 'number' ? schema.minLength : 1));
-  return undefined;
+/** A value for a parameter: its own example, else one its schema allows (the round trip's sampleValue). */
+function sampleOf(parameter: Json, where: string): unknown {
+  if (parameter.example !== undefined) return parameter.example;
+  const named = isRecord(parameter.examples) ? Object.values(parameter.examples).find((e) => isRecord(e) && e.value !== undefined) : undefined;
+  if (isRecord(named)) return named.value;
+  return sampleValue(isRecord(parameter.schema) ? parameter.schema : {}, where);
 }
 
 /** Every operation of the contract (the bundled one unless given), in the spec's order. */
@@ -49,7 +45,7 @@ export function specOperations(document: Json = loadDocument()): SpecOperation[]
       const path = template.replace(/\{([^}]+)\}/g, (_all, name: string) => {
         const declared = parameters.find((p) => p.in === 'path' && p.name === name);
         if (!declared) throw new Error(`${String(op.operationId)}: path parameter {${name}} is not declared`);
-        return encodeURIComponent(String(sampleOf(isRecord(declared.schema) ? declared.schema : {}, declared)));
+        return encodeURIComponent(String(sampleOf(declared, `${String(op.operationId)} {${name}}`)));
       });
       const security = Array.isArray(op.security) ? op.security : globalSecurity;
       const responses = (op.responses ?? {}) as Record<string, Json>;
