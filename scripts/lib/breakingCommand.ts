@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Diff } from 'api-smart-diff';
 import { projectRoot } from '../../src/paths.js';
+import { CommandExit, exitStatus } from './commandExit.js';
 import { contractDiffs, loadContract } from './contractDiff.js';
 import { releasesIn } from './releases.js';
 import { readWaivers, WAIVERS_FILE, type Waiver } from './waivers.js';
@@ -53,10 +54,6 @@ export interface GateIo {
   load?: (file: string) => Promise<object>;
 }
 
-/** Ends a run early with its exit status, its message already written. */
-class Exit {
-  constructor(readonly code: number) {}
-}
 
 const rel = (file: string) => {
   const r = relative(projectRoot, file);
@@ -95,12 +92,7 @@ function linesOf(diffs: Diff[], prefix: string): string[] {
  * it in their own process.
  */
 export async function main(argv: string[], io: GateIo): Promise<number> {
-  try {
-    return await gate(argv, io);
-  } catch (error) {
-    if (error instanceof Exit) return error.code;
-    throw error;
-  }
+  return exitStatus(() => gate(argv, io));
 }
 
 async function gate(argv: string[], io: GateIo): Promise<number> {
@@ -108,7 +100,7 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
 
   function fail(message: string): never {
     io.err(message);
-    throw new Exit(2);
+    throw new CommandExit(2);
   }
 
   /** Every spec/released/<x.y.z>.json of the newest major version, oldest first (by version, not by name or date). */
@@ -180,7 +172,7 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
         early: removals.early.map((op) => `${op.operationId} (${where(op)}) is deprecated: removing it is no break from ${removableFrom(op)} on (its sunset is ${sunsetInstant(op)}; this run judged ${day.date}).`),
       };
     } catch (error) {
-      if (error instanceof Exit) throw error;
+      if (error instanceof CommandExit) throw error;
       return fail(`Comparing ${rel(args.spec)} with ${rel(against)} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }

@@ -4,13 +4,14 @@
  * arguments, environment and output. The tests call main in their own process; Respect still runs
  * as its child.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { projectRoot } from '../../src/paths.js';
+import { CommandExit, exitStatus } from './commandExit.js';
 import { startProcess } from './processes.js';
+import { describeCheck, isRecord, readReport, stepDescriptions, type CheckResult, type WorkflowResult } from './respectReport.js';
 
 const READ = 'conformance/read.arazzo.yaml';
 const WRITE = 'conformance/write.arazzo.yaml';
@@ -68,94 +69,6 @@ export interface ConformanceIo {
   isTTY: boolean;
 }
 
-/** Ends a run early with its exit status, its message already written. */
-class Exit {
-  constructor(readonly code: number) {}
-}
-
-// ---- Respect's JSON report (--json-output), read as far as this script needs it.
-interface CheckResult {
-  name: string;
-  passed: boolean;
-  severity: string;
-  message: string;
-}
-interface StepResult {
-  workflowId: string;
-  stepId: string;
-  method: string;
-  url: string;
-  statusCode: number;
-  headers: Record<string, string>;
-  body: unknown;
-  checks: CheckResult[];
-}
-interface WorkflowResult {
-  file: string;
-  workflowId: string;
-  steps: StepResult[];
-  /** Workflows run from inside this one (an Arazzo goto); counted as workflows of their own. */
-  nested: WorkflowResult[];
-}
-
-class ReportError extends Error {}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-function field(record: Record<string, unknown>, name: string): Record<string, unknown> {
-  const value = record[name];
-  if (!isRecord(value)) throw new ReportError(`"${name}" is not an object`);
-  return value;
-}
-function list(record: Record<string, unknown>, name: string): unknown[] {
-  const value = record[name];
-  if (!Array.isArray(value)) throw new ReportError(`"${name}" is not a list`);
-  return value;
-}
-function text(record: Record<string, unknown>, name: string): string {
-  const value = record[name];
-  return typeof value === 'string' ? value : '';
-}
-
-function readWorkflow(file: string, raw: unknown): WorkflowResult {
-  if (!isRecord(raw)) throw new ReportError('a workflow is not an object');
-  const workflow: WorkflowResult = { file, workflowId: text(raw, 'workflowId'), steps: [], nested: [] };
-  for (const item of list(raw, 'executedSteps')) {
-    if (!isRecord(item)) throw new ReportError('a step is not an object');
-    if (Array.isArray(item.executedSteps)) {
-      workflow.nested.push(readWorkflow(file, item));
-      continue;
-    }
-    const request = field(item, 'request');
-    const response = field(item, 'response');
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(isRecord(response.headers) ? response.headers : {})) headers[name.toLowerCase()] = String(value);
-    workflow.steps.push({
-      workflowId: text(item, 'workflowId') || workflow.workflowId,
-      stepId: text(item, 'stepId'),
-      method: text(request, 'method').toUpperCase(),
-      url: text(request, 'url'),
-      statusCode: typeof response.statusCode === 'number' ? response.statusCode : 0,
-      headers,
-      body: response.body,
-      checks: list(item, 'checks').map((check) => {
-        if (!isRecord(check)) throw new ReportError('a check is not an object');
-        return { name: text(check, 'name'), passed: check.passed === true, severity: text(check, 'severity') || 'error', message: text(check, 'message') };
-      }),
-    });
-  }
-  return workflow;
-}
-
-function readReport(path: string): WorkflowResult[] {
-  const report: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  if (!isRecord(report)) throw new ReportError('the report is not an object');
-  return Object.entries(field(report, 'files')).flatMap(([file, result]) => {
-    if (!isRecord(result)) throw new ReportError(`the result of ${file} is not an object`);
-    return list(result, 'executedWorkflows').map((workflow) => readWorkflow(file, workflow));
-  });
-}
 
 /** Lines of Respect's output that say nothing about the deployment. */
 function noise(line: string): boolean {
@@ -169,52 +82,13 @@ interface RespectRun {
   workflows: WorkflowResult[] | undefined;
 }
 
-// ---- Step descriptions, shown with a failed step: they say what it checks and what to do.
-function stepDescriptions(file: string): Map<string, string> {
-  const descriptions = new Map<string, string>();
-  const document: unknown = parseYaml(readFileSync(join(projectRoot, file), 'utf8'));
-  for (const workflow of isRecord(document) && Array.isArray(document.workflows) ? document.workflows : []) {
-    if (!isRecord(workflow)) continue;
-    for (const step of Array.isArray(workflow.steps) ? workflow.steps : []) {
-      if (isRecord(step) && typeof step.description === 'string') descriptions.set(`${text(workflow, 'workflowId')}/${text(step, 'stepId')}`, step.description.trim().replace(/\s+/g, ' '));
-    }
-  }
-  return descriptions;
-}
-
-/** A failed check in a line: the condition as written in the workflow, not Respect's wording around it. */
-function describeCheck(check: CheckResult): string {
-  // Respect's guess at the cause of an expression error is about the workflow, not the deployment.
-  const message = check.message.replace(/\s+/g, ' ').trim().split('. This could be because')[0] ?? '';
-  const criterion = /^(?:Checking (\w+) criteria: (.*)|Failed to pass (\{.*?\}): (.*))$/.exec(message);
-  if (!criterion) return `${check.name}: ${message}`;
-  const [, kind, written, failedWritten, why] = criterion;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(written ?? failedWritten ?? '');
-  } catch {
-    parsed = undefined;
-  }
-  // A jsonpath criterion is reported with its condition alone; its context is the body in these workflows.
-  if (!isRecord(parsed)) return kind === 'jsonpath' ? `$response.body matches the JSONPath ${written ?? ''}` : `${check.name}: ${message}`;
-  const condition = typeof parsed.condition === 'string' ? parsed.condition : '';
-  const context = typeof parsed.context === 'string' ? parsed.context : '';
-  const shown = parsed.type === 'regex' ? `${context} matches /${condition}/` : parsed.type === 'jsonpath' ? `${context} matches the JSONPath ${condition}` : condition;
-  return why ? `${shown} (${why.split('. ')[0]})` : shown;
-}
-
 /**
  * The check, as `npm run conformance` runs it with `argv` (its arguments): writes what the command
  * prints through `io` and resolves with its exit status instead of exiting, so that a test can run
  * it in its own process (Respect still runs as the child it is).
  */
 export async function main(argv: string[], io: ConformanceIo): Promise<number> {
-  try {
-    return await conformance(argv, io);
-  } catch (error) {
-    if (error instanceof Exit) return error.code;
-    throw error;
-  }
+  return exitStatus(() => conformance(argv, io));
 }
 
 async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
@@ -223,7 +97,7 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
 
   function usage(message: string): never {
     logError(`${message}\n\n${HELP}`);
-    throw new Exit(2);
+    throw new CommandExit(2);
   }
 
   // ---- Options.

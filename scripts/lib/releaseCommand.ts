@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isScalar, parseDocument } from 'yaml';
 import { projectRoot } from '../../src/paths.js';
+import { CommandExit, exitStatus } from './commandExit.js';
 import { changesMarkdown, contractChanges } from './contractChanges.js';
 import { compareVersions, parseVersion, releasesIn } from './releases.js';
 
@@ -47,10 +48,6 @@ export interface ReleaseIo {
   root?: string;
 }
 
-/** Ends a run early with its exit status, its message already written. */
-class Exit {
-  constructor(readonly code: number) {}
-}
 
 /** Every file under `dir` of `base`, as paths relative to `base`. */
 function filesUnder(base: string, dir: string): string[] {
@@ -67,13 +64,7 @@ function filesUnder(base: string, dir: string): string[] {
  * it in its own process.
  */
 export async function main(argv: string[], io: ReleaseIo): Promise<number> {
-  try {
-    await release(argv, io, io.root ?? projectRoot);
-    return 0;
-  } catch (error) {
-    if (error instanceof Exit) return error.code;
-    throw error;
-  }
+  return exitStatus(() => release(argv, io, io.root ?? projectRoot));
 }
 
 async function release(argv: string[], io: ReleaseIo, root: string): Promise<void> {
@@ -83,19 +74,19 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
 
   function usage(message: string): never {
     logError(`npm run release: ${message}\n\n${HELP}`);
-    throw new Exit(2);
+    throw new CommandExit(2);
   }
 
   function refuse(message: string): never {
     logError(`npm run release: refused, nothing written.\n${message}`);
-    throw new Exit(1);
+    throw new CommandExit(1);
   }
 
 
   function parseArgs(argv: string[]): { version: string; date: string } {
     if (argv.includes('--help') || argv.includes('-h')) {
       log(HELP);
-      throw new Exit(0);
+      throw new CommandExit(0);
     }
     let version: string | undefined;
     let date = new Date().toISOString().slice(0, 10);
