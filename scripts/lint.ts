@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
+import { isRedoclyNoticeLine, redocly, redoclyEnv } from './lib/redocly.js';
 import { CONTRACT_DATE, ContractDateError, WARNING_DAYS, checkSunsetCalendar, contractDay } from './lib/sunsets.js';
 
 const HELP = `Usage: npm run lint
@@ -52,26 +53,13 @@ const spawned = (command: string, args: string[]) => async () => {
   return { passed: run.status === 0 };
 };
 
-/**
- * Redocly CLI 2.x prints a 13-line "Node.js 20 support is ending" box at the top of every run on
- * Node 20, which the project still supports (package.json engines; CI runs 20 and 24). No option
- * or environment variable turns it off (REDOCLY_SUPPRESS_NOTIFICATIONS and
- * REDOCLY_SUPPRESS_UPDATE_NOTICE silence only the update notice: @redocly/cli's lib/index.js
- * prints the box unconditionally when the major version is 20), and it pushed the first problem
- * off a newcomer's screen. So its output is read here and printed without that box; everything
- * else passes through unchanged, in order. The README's quick start says Node 24 is recommended.
- */
-function withoutNode20Box(text: string): string {
-  return text.replace(/\n?[^\n╔]*╔[^\n]*\n(?:[^\n]*║[^\n]*\n)*?[^\n]*║[^\n]*Deprecation warning: Node\.js 20 support is ending[\s\S]*?╚[^\n]*\n\n?/, '');
-}
-
 async function redoclyLint(): Promise<{ passed: boolean }> {
   // Colours as in a terminal when ours is one (a pipe would turn them off).
-  const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', ...(process.stderr.isTTY ? { FORCE_COLOR: '1' } : {}) };
-  const run = spawnSync(bin('redocly'), ['lint'], { cwd: projectRoot, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const env = { ...redoclyEnv(), ...(process.stderr.isTTY ? { FORCE_COLOR: '1' } : {}) };
+  const run = spawnSync(redocly, ['lint'], { cwd: projectRoot, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (run.error) console.error(`could not run redocly: ${run.error.message}`);
   process.stdout.write(run.stdout ?? '');
-  process.stderr.write(withoutNode20Box(run.stderr ?? ''));
+  process.stderr.write((run.stderr ?? '').split('\n').filter((line) => !isRedoclyNoticeLine(line)).join('\n'));
   return { passed: run.status === 0 };
 }
 

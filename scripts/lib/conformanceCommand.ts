@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
 import { CommandExit, exitStatus } from './commandExit.js';
 import { startProcess } from './processes.js';
+import { isRedoclyNoticeLine, redocly } from './redocly.js';
 import { describeCheck, isRecord, readReport, stepDescriptions, type CheckResult, type WorkflowResult } from './respectReport.js';
 
 const READ = 'conformance/read.arazzo.yaml';
@@ -72,8 +73,8 @@ export interface ConformanceIo {
 
 /** Lines of Respect's output that say nothing about the deployment. */
 function noise(line: string): boolean {
-  // The CLI's box about its own Node.js support, and where it saved the report this script reads and deletes.
-  return /^\s*[╔║╚]/.test(line) || /JSON logs saved in/.test(line);
+  // The CLI's boxes about itself, and where it saved the report this script reads and deletes.
+  return isRedoclyNoticeLine(line) || /JSON logs saved in/.test(line);
 }
 
 interface RespectRun {
@@ -180,7 +181,7 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
         JSON.stringify({ SCHEMA_CHECK: 'error', STATUS_CODE_CHECK: 'error', CONTENT_TYPE_CHECK: 'error', SUCCESS_CRITERIA_CHECK: 'error' }),
         ...(options.verbose ? ['--verbose'] : []),
       ];
-      const child = startProcess(join(projectRoot, 'node_modules', '.bin', 'redocly'), args, { cwd: projectRoot, env });
+      const child = startProcess(redocly, args, { cwd: projectRoot, env });
       // Passed on line by line, so that the key is masked even when it arrives split across chunks.
       let pending = '';
       const show = (chunk: Buffer) => {
