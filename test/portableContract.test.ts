@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { comparePatterns } from '../scripts/lib/patternScope.js';
@@ -55,6 +55,12 @@ describe('header parameters fit in the request head the server accepts', () => {
     for (const { parameter } of parameters) {
       expect(parameter.schema?.maxLength, `${parameter.name}'s maxLength`).toBeLessThanOrEqual(MAX_REQUEST_HEAD_BYTES - REST_OF_A_REQUEST_BYTES);
     }
+  });
+
+  it("lint's header-parameter-length rule (spec/lint/rules.js, plain JS that cannot import the server) holds the server's bound and this room", async () => {
+    const rules = (await import(pathToFileURL(join(root, 'spec/lint/rules.js')).href)) as { MAX_REQUEST_HEAD_BYTES: number; HEADER_PARAMETER_MAX_LENGTH: number };
+    expect(rules.MAX_REQUEST_HEAD_BYTES).toBe(MAX_REQUEST_HEAD_BYTES);
+    expect(rules.HEADER_PARAMETER_MAX_LENGTH).toBe(MAX_REQUEST_HEAD_BYTES - REST_OF_A_REQUEST_BYTES);
   });
 
   describe('on the real server', () => {
