@@ -248,14 +248,20 @@ describe(`the README's store recipes on one copy: the Petstore's store orders as
     expect(stored.suite.code, output(stored.suite)).toBe(0);
   });
 
-  async function placesAndReads(env: Record<string, string>): Promise<void> {
+  /** The copy's server (`tsx src/main.ts`) on `env`'s store: its base URL and the first key it printed. */
+  async function startCopyServer(env: Record<string, string>): Promise<{ server: RunningProcess; origin: string; key: string }> {
     const port = await freePort(HOST);
     const server = startProcess(copy.bin('tsx'), ['src/main.ts'], { cwd: copy.dir, env: copyEnv({ PORT: String(port), HOST, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env }) });
     servers.push(server);
     await waitForHttp(`http://${HOST}:${port}/healthz`, server);
     const key = /^\s*(ask_[A-Za-z0-9_-]{43})\s*$/m.exec(server.output())?.[1];
     expect(key, server.output()).toBeDefined();
-    const api = `http://${HOST}:${port}/v1/examples/store`;
+    return { server, origin: `http://${HOST}:${port}`, key: key ?? '' };
+  }
+
+  async function placesAndReads(env: Record<string, string>): Promise<void> {
+    const { server, origin, key } = await startCopyServer(env);
+    const api = `${origin}/v1/examples/store`;
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     const placed = await fetch(`${api}/order`, { method: 'POST', headers, body: JSON.stringify({ petId: 198772, quantity: 7, shipDate: '2026-12-01T10:00:00Z' }) });
     const order = (await placed.json()) as { id: number };
@@ -279,13 +285,8 @@ describe(`the README's store recipes on one copy: the Petstore's store orders as
     await placesAndReads({ DATABASE_URL: scratch.url });
   }, 120_000);
   it("the copy's server retires: 204, then getPet and a second retire are 404, and the other pets stay", async () => {
-    const port = await freePort(HOST);
-    const server = startProcess(copy.bin('tsx'), ['src/main.ts'], { cwd: copy.dir, env: copyEnv({ PORT: String(port), HOST, DATABASE_URL: '', SQLITE_PATH: copy.path('data', 'retire.sqlite'), NODE_ENV: 'test', LOG_LEVEL: 'error' }) });
-    servers.push(server);
-    await waitForHttp(`http://${HOST}:${port}/healthz`, server);
-    const key = /^\s*(ask_[A-Za-z0-9_-]{43})\s*$/m.exec(server.output())?.[1];
-    expect(key, server.output()).toBeDefined();
-    const api = `http://${HOST}:${port}/v1`;
+    const { server, origin, key } = await startCopyServer({ DATABASE_URL: '', SQLITE_PATH: copy.path('data', 'retire.sqlite') });
+    const api = `${origin}/v1`;
     const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     const create = async (name: string) => (await (await fetch(`${api}/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name, categoryId: 1 }) })).json()) as { id: number };
     const [kept, doomed] = [await create('Kept'), await create('Doomed')];
