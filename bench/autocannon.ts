@@ -1,17 +1,18 @@
 /**
- * One load run with autocannon (its programmatic API, in this process; every server is a child,
- * so none shares the load generator's event loop): a warm-up, then a measured window with every
- * response time, its statuses and the server's CPU use over it.
+ * The autocannon driver (its programmatic API, in this process; every server is a child, so none
+ * shares the load generator's event loop): a warm-up on the same connections, then a measured
+ * window with every response time, its statuses and the server's CPU use over it.
  */
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { childPids } from './cleanup.js';
-import { cpuSnapshot, cpuUse, type CpuSnapshot, type CpuUse } from './measure.js';
+import type { LoadRequest, LoadTiming, RunResult } from './load.js';
+import { cpuSnapshot, cpuUse, type CpuSnapshot } from './measure.js';
 import { percentile, round2, sleep } from './stats.js';
 
 // autocannon is CommonJS without bundled types: the slice of its API used here.
 
-export interface AcRequest {
+interface AcRequest {
   method?: string;
   path?: string;
   headers?: Record<string, string>;
@@ -37,34 +38,6 @@ interface AcResult {
 }
 type AcInstance = EventEmitter & PromiseLike<AcResult> & { stop(): void };
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: AcOptions) => AcInstance;
-
-/** What a scenario asks autocannon to send; connections and duration come from the run's options. */
-export type LoadRequest = Omit<AcOptions, 'connections' | 'duration' | 'sampleInt'>;
-
-export interface LoadTiming {
-  connections: number;
-  /** Seconds at the start not counted (and until every connection has had a response). */
-  warmup: number;
-  /** Seconds measured. */
-  duration: number;
-}
-
-export interface RunResult {
-  rps: number;
-  total: number;
-  p50: number;
-  p99: number;
-  max: number;
-  /** Responses with another status than expected. */
-  unexpected: number;
-  errors: number;
-  timeouts: number;
-  statuses: Record<string, number>;
-  responseBytes: number;
-  cpu: CpuUse;
-  /** From the start of the run until every connection had had a response. */
-  rampMs: number;
-}
 
 /** Never wait for the ramp-up longer than this: a connection that gets no answer must not stall the run. */
 const MAX_RAMP_S = 5;
@@ -131,9 +104,12 @@ function measuredWindow(instance: AcInstance, serverPid: number, timing: LoadTim
 }
 
 /** One autocannon run over the same connections throughout: the warm-up, then `timing.duration` measured seconds. */
-export async function runLoad(request: LoadRequest, expected: number, serverPid: number, timing: LoadTiming): Promise<RunResult> {
+export async function runAutocannon(request: LoadRequest, expected: number, serverPid: number, timing: LoadTiming): Promise<RunResult> {
+  const { paths, ...fixed } = request;
+  let n = 0;
+  const requests = paths?.length ? [{ method: request.method ?? 'GET', setupRequest: (r: AcRequest) => ({ ...r, path: paths[n++ % paths.length] }) }] : undefined;
   // autocannon's own duration is only a backstop: measuredWindow stops it.
-  const instance = autocannon({ ...request, connections: timing.connections, duration: timing.warmup + MAX_RAMP_S + timing.duration + 5, sampleInt: 100 });
+  const instance = autocannon({ ...fixed, requests, connections: timing.connections, duration: timing.warmup + MAX_RAMP_S + timing.duration + 5, sampleInt: 100 });
   const w = await measuredWindow(instance, serverPid, timing);
   const after = cpuSnapshot(serverPid);
   const result = await instance;

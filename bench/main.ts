@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: load-tests the production server against a Fastify peer, floor servers and a
- * bare `node:http` ceiling in the same rounds, and judges issue 21's goals (never fails on a miss).
+ * bare `node:http` ceiling in the same rounds, and judges issue 31's goals (never fails on a miss).
  * `--help` lists the flags (bench/options.ts); bench/run.ts is the run, step by step.
  */
 import { cleanup, cleanupNow } from './cleanup.js';

@@ -83,7 +83,8 @@ function loadSection(o: Outcome): string[] {
   const command = o.serverCommand.replace(/^node /, ['node', ...opts.serverNodeArgs, ''].join(' '));
   return [
     `Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, server: \`${command}\` (NODE_ENV=production, LOG_LEVEL=silent).`,
-    `${opts.pets.toLocaleString('en')} pets per store; ${opts.connections} connections; ${opts.rounds} round(s); per scenario a warm-up of ≥ ${opts.warmup} s (until every connection has had a response) and ${opts.duration} s measured on the same connections; medians across rounds; latency from every response (µs resolution).`,
+    `Load generator: ${opts.loadGenerator === 'wrk' ? `wrk, one thread (per scenario a warm-up run of ${Math.max(1, Math.ceil(opts.warmup))} s, then ${Math.max(1, Math.ceil(opts.duration))} s measured on new connections; latency percentiles from wrk's histogram)` : `autocannon, in the bench's process (per scenario a warm-up of ≥ ${opts.warmup} s, until every connection has had a response, then ${opts.duration} s measured on the same connections; latency from every response, µs resolution)`}.`,
+    `${opts.pets.toLocaleString('en')} pets per store; ${opts.connections} connections; ${opts.rounds} round(s); medians across rounds.`,
     `Baseline: bare node:http answering \`GET /v1/pets?limit=20\` with the server's own first page (${o.stores.baselineBodyBytes} bytes) after a bearer check.`,
     '',
     table(
@@ -95,9 +96,9 @@ function loadSection(o: Outcome): string[] {
         s.rps,
         s.ratioToBaseline,
         s.ratioToPeer,
-        s.latencyInvalid ? `≈${s.littleMeanMs} mean†` : s.p50Ms,
-        s.latencyInvalid ? '†' : s.p99Ms,
-        s.latencyInvalid ? '†' : s.maxMs,
+        s.latencyInvalid && opts.loadGenerator === 'autocannon' ? `≈${s.littleMeanMs} mean†` : s.p50Ms,
+        s.latencyInvalid && opts.loadGenerator === 'autocannon' ? '†' : s.p99Ms,
+        s.latencyInvalid && opts.loadGenerator === 'autocannon' ? '†' : s.maxMs,
         `${s.serverUsPerRequest} (${s.serverMainUsPerRequest})`,
         s.unexpected,
         s.errors,
@@ -105,8 +106,7 @@ function loadSection(o: Outcome): string[] {
       ]),
     ),
     '',
-    `† The server closes the connection after a 401, which autocannon mis-times (it writes a request into the closing socket and never drops it from its queue), so only req/s counts there; the mean shown is connections ÷ req/s (Little's law). The 401 rows compare with a baseline that closes too.`,
-    '',
+    ...(opts.loadGenerator === 'autocannon' ? [`† The server closes the connection after a 401, which autocannon mis-times (it writes a request into the closing socket and never drops it from its queue), so only req/s counts there; the mean shown is connections ÷ req/s (Little's law). The 401 rows compare with a baseline that closes too.`, ''] : []),
     stealLine(o),
     '',
     "`× baseline`: median over rounds of req/s ÷ the baseline's req/s in the same round; `× peer`, of our SQLite server's req/s ÷ the Fastify peer's (bench/peer.ts) in the same round. `unexpected`: responses with another status than `expect`, summed over rounds. `µs CPU/req`: the server process's CPU time per response from /proc (in brackets: its main thread alone; the rest is GC helper threads). `other load %`: the largest share of the machine (all cores) used during a round by processes that are not this benchmark, its children or PostgreSQL, and by the hypervisor's steal; above ~10 % the numbers of that row are disturbed.",
@@ -128,7 +128,7 @@ function startMemoryScaleSection(o: Outcome): string[] {
       o.scale.rows.map((r) => [r.position, `${r.smallP50Ms} (${r.smallP99Ms})`, `${r.bigP50Ms} (${r.bigP99Ms})`, `${r.ratio}×`]),
     ),
     '',
-    "Goals of issue 21 (reported, never enforced; a ratio is the median over rounds of the same round's figures):",
+    "Goals of issue 31 (reported, never enforced; a ratio is the median over rounds of the same round's figures):",
     '',
     ...o.goals.map((g) => `- ${g.pass === undefined ? 'NOT RUN' : g.pass ? 'MET' : 'MISSED'}: ${g.goal}: ${g.value}`),
   ];

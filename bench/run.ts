@@ -1,7 +1,7 @@
 /**
  * One benchmark run, step by step: build, seed the stores, time cold starts, start the targets,
  * run the interleaved load rounds, read memory, compare a small and a big store, then judge
- * issue 21's goals, print the report and write the results file.
+ * issue 31's goals, print the report and write the results file.
  */
 import { dropDatabases, makeTempDir } from './cleanup.js';
 import { runLoad, type RunResult } from './load.js';
@@ -9,7 +9,7 @@ import { memoryOf, type Memory } from './measure.js';
 import type { BenchOptions } from './options.js';
 import { printReport, summarise, writeResults, type Outcome, type RoundResult, type ScenarioSummary } from './report.js';
 import { measureScale } from './scale.js';
-import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, judgeGoals, LIST_PETS, PEER, sameRound, type DeepCursor, type Scenario } from './scenarios.js';
+import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, GET_PET_ONE, judgeGoals, LIST_PETS, PEER, sameRound, type DeepCursor, type Scenario } from './scenarios.js';
 import { log, median, round2, runStarted } from './stats.js';
 import { copySqliteStore, prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
 import { auth, serverCommand, startApi, startBaseline, startFloor, startPeer, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
@@ -64,8 +64,8 @@ interface Target {
 }
 
 /** The scenarios a floor server answers, and the Fastify peer's. */
-const FLOOR_SCENARIOS = new Set([LIST_PETS, GET_PET]);
-const PEER_SCENARIOS = new Set([LIST_PETS, GET_PET, 'createPet']);
+const FLOOR_SCENARIOS = new Set([LIST_PETS, GET_PET, GET_PET_ONE]);
+const PEER_SCENARIOS = new Set([LIST_PETS, GET_PET, GET_PET_ONE, 'createPet']);
 
 interface Setup {
   targets: Target[];
@@ -138,7 +138,7 @@ async function runRounds(setup: Setup, opts: BenchOptions): Promise<Map<string, 
   for (let round = 1; round <= opts.rounds; round++) {
     const ceiling: number[] = [];
     for (const scenario of BASELINES) {
-      const b = await runLoad(scenario.request(setup.baseline.origin, setup.baselineKey), scenario.expected, setup.baseline.pid, opts);
+      const b = await runLoad(opts.loadGenerator, scenario.request(setup.baseline.origin, setup.baselineKey), scenario.expected, setup.baseline.pid, opts);
       ceiling.push(b.rps);
       record('baseline', scenario, { ...b, baselineRps: b.rps });
       log(`round ${round} baseline ${scenario.name}: ${describe(b, scenario.closes)}`);
@@ -150,7 +150,7 @@ async function runRounds(setup: Setup, opts: BenchOptions): Promise<Map<string, 
         for (const tg of targets) {
           const scenario = tg.scenarios.find((s) => s.name === name);
           if (!scenario) continue;
-          const r = await runLoad(scenario.request(tg.server.origin, tg.server.store.key), scenario.expected, tg.server.pid, opts);
+          const r = await runLoad(opts.loadGenerator, scenario.request(tg.server.origin, tg.server.store.key), scenario.expected, tg.server.pid, opts);
           const baselineRps = (scenario.closes ? ceiling[1] : ceiling[0]) ?? Number.NaN;
           record(tg.name, scenario, { ...r, baselineRps });
           log(`round ${round} ${tg.name} ${scenario.name}: ${describe(r, scenario.closes)}, ${round2(r.rps / baselineRps)}× baseline`);

@@ -1,4 +1,4 @@
-/** What is measured: the load scenarios against each target, and issue 21's goals judged from them. */
+/** What is measured: the load scenarios against each target, and issue 31's goals judged from them. */
 import { nextLink } from '../client/index.js';
 import { createCursorCodec } from '../src/cursor.js';
 import type { LoadRequest } from './load.js';
@@ -23,6 +23,8 @@ export interface Scenario {
 export const PEER = 'Fastify peer';
 export const FLOOR_NAMES = { none: 'floor, no router', 'openapi-backend': 'floor + openapi-backend' } as const;
 export const GET_PET = 'getPet (ids across store)';
+/** One id over and over, as the independent wrk measurement of issue 31 did: the row cache-friendly code wins on. */
+export const GET_PET_ONE = 'getPet (one id)';
 export const LIST_PETS = 'listPets limit=20';
 
 const BAD_KEY = `ask_${'A'.repeat(43)}`;
@@ -33,18 +35,13 @@ export const BASELINES: readonly Scenario[] = [
   { name: '401 bad key (closes, like the server)', expected: 401, closes: true, request: (o) => ({ url: `${o}/v1/pets?limit=20`, headers: auth(BAD_KEY) }) },
 ];
 
-/** getPet over every id of a store of `pets`, scattered: a stride co-prime with the store size. */
+/** At most this many distinct paths in a cycle: wrk holds them in its script. */
+const MAX_PATHS = 10_000;
+
+/** getPet over the ids of a store of `pets`, scattered: a stride co-prime with the store size. */
 function getPetAcrossStore(pets: number): Scenario {
-  let n = 0;
-  return {
-    name: GET_PET,
-    expected: 200,
-    request: (o, k) => ({
-      url: `${o}/v1/pets/1`,
-      headers: auth(k),
-      requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/v1/pets/${((n++ * 7919) % pets) + 1}` }) }],
-    }),
-  };
+  const paths = Array.from({ length: Math.min(pets, MAX_PATHS) }, (_, n) => `/v1/pets/${((n * 7919) % pets) + 1}`);
+  return { name: GET_PET, expected: 200, request: (o, k) => ({ url: `${o}${paths[0]}`, headers: auth(k), paths }) };
 }
 
 /** The scenarios against our server; `withFloor` adds GET /healthz (run on SQLite only). */
@@ -59,6 +56,7 @@ export function buildScenarios(deepCursor: string, pets: number, withFloor: bool
     list('listPets limit=100', 'limit=100'),
     list('listPets status+deep cursor', `status=sold&limit=20&cursor=${encodeURIComponent(deepCursor)}`),
     getPetAcrossStore(pets),
+    { name: GET_PET_ONE, expected: 200, request: (o, k) => ({ url: `${o}/v1/pets/1`, headers: auth(k) }) },
     { name: '401 bad key', expected: 401, closes: true, request: (o) => ({ url: `${o}/v1/pets?limit=20`, headers: auth(BAD_KEY) }) },
     { name: '400 limit=0', expected: 400, request: (o, k) => ({ url: `${o}/v1/pets?limit=0`, headers: auth(k) }) },
     { name: 'createPet', expected: 201, request: (o, k) => ({ url: `${o}/v1/pets`, method: 'POST', headers: { ...auth(k), 'Content-Type': 'application/json' }, body: '{"name":"Bench Biscuit","categoryId":3}' }) },
@@ -131,11 +129,11 @@ function goal(name: string, measured: number, limit: number, value: string, atMo
   return { goal: name, value, pass: atMost ? measured <= limit : measured >= limit };
 }
 
-/** Issue 21's goals, each met, missed or not run (reported, never enforced). */
+/** Issue 31's goals, each met, missed or not run (reported, never enforced). */
 export function judgeGoals(input: GoalInput): Goal[] {
   const find = (target: string, scenario: string) => input.summaries.find((s) => s.target === target && s.scenario === scenario);
   const goals: Goal[] = [];
-  for (const [scenario, limit] of [[GET_PET, 1], [LIST_PETS, 1], ['createPet', 3]] as const) {
+  for (const [scenario, limit] of [[GET_PET_ONE, 1.2], [GET_PET, 1.2], [LIST_PETS, 1.2], ['createPet', 3]] as const) {
     const ours = find('sqlite', scenario);
     const peer = find(`sqlite ${PEER}`, scenario);
     const ratio = sameRound(ours, peer, (a, b) => a.rps / b.rps);
