@@ -23,11 +23,24 @@ export interface Executor {
  */
 export type DirectRunner = (sql: string, parameters: readonly unknown[]) => Promise<unknown[]> | undefined;
 
+/** By query executor: the instances a store module derives with `db.withTables<…>()` share their database's executor, and must share its runner. */
 const directRunners = new WeakMap<object, DirectRunner>();
 
+interface HasExecutor {
+  getExecutor(): object;
+}
+
+const executorOf = (db: object): object | undefined => ('getExecutor' in db && typeof db.getExecutor === 'function' ? (db as HasExecutor).getExecutor() : undefined);
+
 /** Registers the direct runner of a Kysely instance (./database.ts, for the connections it made). */
-export function runDirectly(db: object, runner: DirectRunner): void {
-  directRunners.set(db, runner);
+export function runDirectly(db: HasExecutor, runner: DirectRunner): void {
+  directRunners.set(db.getExecutor(), runner);
+}
+
+/** The direct runner `prepare` will use for `db`, if any (tests ask: a miss silently costs a Kysely round per query). */
+export function directRunnerOf(db: object): DirectRunner | undefined {
+  const executor = executorOf(db);
+  return executor === undefined ? undefined : directRunners.get(executor);
 }
 
 /** Stands in for a value at compile time; replaced by the caller's value at each call. */
@@ -45,7 +58,7 @@ export type Binder<Args> = <K extends keyof Args & string>(name: K) => Args[K];
 export function prepare<Args extends Record<string, unknown>, Row>(db: Executor, build: (bind: Binder<Args>) => Compilable<Row>): (args: Args, on?: Executor) => Promise<Row[]> {
   const compiled = build(((name: string) => new Slot(name)) as Binder<Args>).compile();
   const slots = compiled.parameters.map((value) => (value instanceof Slot ? value.name : undefined));
-  const direct = directRunners.get(db);
+  const direct = directRunnerOf(db);
   return async (args, on = db) => {
     const parameters = compiled.parameters.map((value, i) => {
       const name = slots[i];
