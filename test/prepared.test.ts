@@ -11,15 +11,16 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { directRunnerOf, prepare } from '../src/store/prepared.js';
+import type { Database } from '../src/store/schema.js';
 
-interface Tables {
+type Tables = {
   prepared_probe: { id: number; label: string };
-}
+};
 
 describe('prepared queries on SQLite', () => {
   let dir: string;
   let handle: DatabaseHandle;
-  let db: Kysely<Tables>;
+  let db: Kysely<Database & Tables>;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'animal-store-prepared-'));
