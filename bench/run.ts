@@ -120,7 +120,7 @@ function describe(r: RunResult, closes: boolean | undefined): string {
   const latency = closes ? 'latency n/a (connection closes)' : `p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms`;
   const other = `${r.cpu.otherPct}%${r.cpu.otherTop ? ` (${r.cpu.otherTop})` : ''}`;
   const trouble = r.unexpected || r.errors ? `; unexpected ${r.unexpected}, errors ${r.errors}: ${JSON.stringify(r.statuses)}` : '';
-  return `${r.rps} req/s, ${latency}, ramp-up ${r.rampMs} ms, ${r.cpu.serverUsPerRequest} µs CPU/req (main thread ${r.cpu.serverMainUsPerRequest}), other load ${other}${trouble}`;
+  return `${r.rps} req/s, ${latency}${Number.isNaN(r.rampMs) ? '' : `, ramp-up ${r.rampMs} ms`}, ${r.cpu.serverUsPerRequest} µs CPU/req (main thread ${r.cpu.serverMainUsPerRequest}), other load ${other}${trouble}`;
 }
 
 const runKey = (target: string, scenario: Scenario) => `${target}\u0000${scenario.name}`;
