@@ -8,7 +8,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Diff } from 'api-smart-diff';
 import { projectRoot } from '../../src/paths.js';
 import { CommandExit, exitStatus } from './commandExit.js';
-import { contractDiffs, loadContract } from './contractDiff.js';
+import { componentOf, componentsUnder, contractDiffs, loadContract } from './contractDiff.js';
 import { releasesIn } from './releases.js';
 import { readWaivers, WAIVERS_FILE, type Waiver } from './waivers.js';
 import { CONTRACT_DATE, ContractDateError, contractDay, removableFrom, sunsetDate, sunsetInstant, sunsetRemovals, where } from './sunsets.js';
@@ -35,8 +35,11 @@ that day (a sunset at 2030-12-05T00:00:00Z has passed on 2030-12-05; one at noon
                              CONTRACT_DATE=2030-12-06 npm run breaking
 
 A change decided on and let through anyway is listed, with its reason, in ${WAIVERS_FILE} beside
-the spec (one exact BREAKING line each); it is printed as "waived: …" and fails nothing. A waiver
-that matches no change of any release fails the gate (checked when --against is not given).
+the spec: one exact BREAKING line, or a change inside a shared component in the words the gate
+prints under "In shared components" (components.<kind>.<name>: <where in it> <what>), which
+covers it in every operation it reaches. It is printed as "waived: …" and fails nothing. A waiver
+that matches no change of any release fails the gate (checked when --against is not given),
+unless what it waived went with an operation removed after its sunset ("spent waiver: …").
 
 Exit status: 0 compatible, 1 breaking changes, 2 usage or tool error.`;
 
@@ -50,7 +53,7 @@ export interface GateIo {
   err(text: string): void;
   /** Read for CONTRACT_DATE. */
   env: Readonly<Record<string, string | undefined>>;
-  /** Each contract the run compares, resolved (default: loadContract); called once per file and run, since a comparison may change what it is given. */
+  /** Each contract the run compares, resolved (default: loadContract); a comparison leaves what it is given as it was, so a test may hand the same document to many runs. */
   load?: (file: string) => Promise<object>;
 }
 
@@ -63,28 +66,58 @@ const rel = (file: string) => {
 const PAST: Record<Diff['action'], string> = { add: 'added', remove: 'removed', replace: 'changed', rename: 'renamed' };
 const show = (value: unknown) => (typeof value === 'string' ? `"${value}"` : String(value));
 const isScalar = (value: unknown) => ['string', 'number', 'boolean'].includes(typeof value);
+/** ` (16384 → 8192)`: the values of a change, when they are short. */
+const valuesOf = ({ before, after }: Diff) => {
+  const values = [before, after].filter(isScalar).map(show).join(' → ');
+  return values ? ` (${values})` : '';
+};
 
-/** `GET /pets: [Removed] property `status` …`, with the values when they are short. */
-function describe({ path, action, description, before, after }: Diff): { line: string; status?: string } {
+/** `GET /pets: [Removed] property `status` …`, and the response status the change was seen in. */
+function describe(diff: Diff): { line: string; status?: string } {
+  const { path, action, description } = diff;
   const [top, template, method, ...rest] = path.map(String);
   const inOperation = top === 'paths' && method !== undefined;
   const where = inOperation ? `${method.toUpperCase()} ${template}` : path.join('.');
   const what = description ?? (inOperation && rest.length > 0 ? `${rest.join('.')} ${PAST[action]}` : PAST[action]);
-  const values = [before, after].filter(isScalar).map(show).join(' → ');
-  const line = `${where}: ${what}${values ? ` (${values})` : ''}`;
+  const line = `${where}: ${what}${valuesOf(diff)}`;
   return inOperation && path[3] === 'responses' ? { line, status: String(path[4]) } : { line };
 }
 
+/**
+ * `components.parameters.IfNoneMatch: schema.maxLength changed (16384 → 8192)`: a change inside
+ * a shared component, the same words wherever the component is used, so that one waiver covers
+ * it in every operation it reaches, however many of them there are now or later.
+ */
+function componentLine(diff: Diff, before: object): string | undefined {
+  const spot = componentOf(before, diff.path);
+  return spot && `${spot.component}: ${spot.inner.join('.')} ${PAST[diff.action]}${valuesOf(diff)}`;
+}
+
+/** One line of the gate: a change of an operation, seen in one or more of its responses, with the shared component each sighting lies in. */
+interface Line {
+  text: string;
+  /** The operation, `GET /pets`. */
+  where: string;
+  /** Per sighting, the component it lies in (undefined: the operation's own). */
+  components: (string | undefined)[];
+}
+
 /** One line per change; the same change in several responses of an operation is one line. */
-function linesOf(diffs: Diff[], prefix: string): string[] {
-  const lines = new Map<string, string[]>();
+function linesOf(diffs: Diff[], before: object): Line[] {
+  const lines = new Map<string, { statuses: string[]; components: (string | undefined)[] }>();
   for (const diff of diffs) {
     const { line, status } = describe(diff);
     const key = status === undefined ? line : line.replace(`Response ${status}`, 'Response {}');
-    lines.set(key, [...(lines.get(key) ?? []), ...(status === undefined ? [] : [status])]);
+    const entry = lines.get(key) ?? { statuses: [], components: [] };
+    if (status !== undefined) entry.statuses.push(status);
+    entry.components.push(componentLine(diff, before));
+    lines.set(key, entry);
   }
-  return [...lines].map(([key, statuses]) => `${prefix}${key.replace('Response {}', `Response ${statuses.join(', ')}`)}`);
+  return [...lines].map(([key, { statuses, components }]) => ({ text: key.replace('Response {}', `Response ${statuses.join(', ')}`), where: key.slice(0, key.indexOf(': ')), components }));
 }
+
+/** Whether `waiver` lets `line` through: it is the line, or the shared component change every sighting of the line lies in. */
+const waives = (waiver: Waiver, line: Line) => waiver.change === line.text || line.components.every((c) => c === waiver.change);
 
 /**
  * The gate, as `npm run breaking` runs it with `argv` (its arguments): writes what the command
@@ -156,19 +189,25 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
   })();
   const spec = await load(args.spec).catch((error: unknown) => fail(`Reading ${rel(args.spec)} failed: ${error instanceof Error ? error.message : String(error)}`));
 
+  const usedNow = componentsUnder(spec, (spec as { paths?: unknown }).paths);
+
   /**
    * The changes from one released contract to the working spec, judged, without the removals the
-   * calendar excuses; those come as lines of their own, and so do the hints for removals that come
+   * calendar excuses; those come as operations of their own, with the components only they used
+   * (a waiver of a change in one is spent, not stale), and so do the hints for removals that come
    * too early.
    */
-  async function compareWith(against: string): Promise<{ diffs: Diff[]; excused: string[]; early: string[] }> {
+  async function compareWith(against: string) {
     try {
       const before = await load(against);
       const removals = sunsetRemovals(before, spec, day);
-      const diffs = contractDiffs(before, spec).filter((d) => !removals.excuses(d.path));
+      const paths = (before as { paths?: Record<string, Record<string, unknown>> }).paths ?? {};
+      const retired = removals.excused.flatMap((op) => [...componentsUnder(before, paths[op.path]?.[op.method])]);
       return {
-        diffs,
-        excused: removals.excused.map((op) => `removed after its sunset (${sunsetDate(op)}): ${op.operationId} ${where(op)}`),
+        before,
+        diffs: contractDiffs(before, spec).filter((d) => !removals.excuses(d.path)),
+        retiredComponents: retired.filter((component) => !usedNow.has(component)),
+        excused: removals.excused,
         early: removals.early.map((op) => `${op.operationId} (${where(op)}) is deprecated: removing it is no break from ${removableFrom(op)} on (its sunset is ${sunsetInstant(op)}; this run judged ${day.date}).`),
       };
     } catch (error) {
@@ -180,51 +219,65 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
   // Each release of the major version is checked, not only the newest: a client written against
   // 1.0.0 was promised 1.0.0's contract, whatever a later release added (ErrorCode became
   // extensible in 1.1.0, so only clients of 1.1.0 and later were told its values may grow).
-  const breaking = new Map<string, string[]>();
-  const waived = new Map<string, Waiver>();
-  const excused = new Set<string>();
+  const breaking = new Map<string, { releases: string[]; component?: string; where: string }>();
+  const waived = new Map<Waiver, Set<string>>();
+  const excused = new Map<string, string>();
+  const retiredComponents = new Set<string>();
   const early = new Set<string>();
-  let failed = false;
   for (const against of args.against) {
-    const { diffs, ...sunsets } = await compareWith(against);
-    for (const line of sunsets.excused) excused.add(line);
-    for (const line of sunsets.early) early.add(line);
+    const { before, diffs, ...compared } = await compareWith(against);
+    for (const op of compared.excused) excused.set(where(op), `removed after its sunset (${sunsetDate(op)}): ${op.operationId} ${where(op)}`);
+    for (const component of compared.retiredComponents) retiredComponents.add(component);
+    for (const line of compared.early) early.add(line);
     let waivedHere = 0;
-    const lines = linesOf(diffs.filter((d) => d.type === 'breaking'), 'BREAKING: ').filter((line) => {
-      const waiver = waivers.find((w) => `BREAKING: ${w.change}` === line);
+    const lines = linesOf(diffs.filter((d) => d.type === 'breaking'), before).filter((line) => {
+      const waiver = waivers.find((w) => waives(w, line));
       if (waiver) {
         waivedHere += 1;
-        waived.set(line, waiver);
+        waived.set(waiver, (waived.get(waiver) ?? new Set()).add(line.where));
       }
       return !waiver;
     });
-    const compatible = linesOf(diffs.filter((d) => d.type !== 'breaking' && d.type !== 'annotation'), 'compatible: ');
+    const compatible = linesOf(diffs.filter((d) => d.type !== 'breaking' && d.type !== 'annotation'), before).map((line) => `compatible: ${line.text}`);
     if (args.verbose && compatible.length > 0) io.out(compatible.join('\n'));
-    for (const line of lines) breaking.set(line, [...(breaking.get(line) ?? []), rel(against)]);
-    if (lines.length > 0) failed = true;
-    else {
+    for (const { text, where: at, components } of lines) {
+      const shared = new Set(components);
+      const entry = breaking.get(text) ?? { releases: [], where: at, ...(shared.size === 1 && components[0] !== undefined ? { component: components[0] } : {}) };
+      breaking.set(text, { ...entry, releases: [...entry.releases, rel(against)] });
+    }
+    if (lines.length === 0) {
       const counts = [compatible.length ? `${compatible.length} compatible change${compatible.length === 1 ? '' : 's'}` : '', waivedHere ? `${waivedHere} waived` : ''].filter(Boolean);
       io.out(`No breaking change in ${rel(args.spec)} against ${rel(against)}${counts.length ? ` (${counts.join(', ')})` : ''}.`);
     }
   }
   // Once, however many of the releases had the operation.
-  if (excused.size > 0) io.out([...excused].join('\n'));
-  for (const [line, { why }] of waived) io.out(`waived: ${line.slice('BREAKING: '.length)}\n  (${rel(waiversFile)}: ${why})`);
-  const stale = args.againstGiven ? [] : waivers.filter((w) => !waived.has(`BREAKING: ${w.change}`));
+  if (excused.size > 0) io.out([...excused.values()].join('\n'));
+  for (const [{ change, why }, at] of waived) {
+    const reach = change.startsWith('components.') ? ` (in ${[...at].join(', ')})` : '';
+    io.out(`waived: ${change}${reach}\n  (${rel(waiversFile)}: ${why})`);
+  }
+  // A waiver that matched nothing is stale, unless what it waived went with an operation removed
+  // after its sunset: the operation it names, or the last operation that used the component it
+  // names. Retiring an operation is a change of its own, so it never fails the gate for that.
+  const unmatched = args.againstGiven ? [] : waivers.filter((w) => !waived.has(w));
+  const spent = (w: Waiver) => [excused, retiredComponents].some((gone) => gone.has(w.change.slice(0, w.change.indexOf(': '))));
+  for (const w of unmatched.filter(spent)) io.out(`spent waiver: ${w.change}\n  (what it waived went with an operation removed after its sunset; delete it from ${rel(waiversFile)})`);
+  const stale = unmatched.filter((w) => !spent(w));
   if (stale.length > 0) {
     io.err(stale.map((w) => `STALE WAIVER: ${w.change}`).join('\n'));
     io.err(`\n${stale.length} waiver${stale.length === 1 ? '' : 's'} in ${rel(waiversFile)} match${stale.length === 1 ? 'es' : ''} no change against any released contract: remove ${stale.length === 1 ? 'it' : 'them'}.`);
-    failed = true;
   }
   if (breaking.size > 0) {
-    const releases = [...new Set([...breaking.values()].flat())];
-    io.err([...breaking.keys()].join('\n'));
+    const releases = [...new Set([...breaking.values()].flatMap((b) => b.releases))];
+    io.err([...breaking.keys()].map((line) => `BREAKING: ${line}`).join('\n'));
+    const shared = new Map<string, Set<string>>();
+    for (const { component, where: at } of breaking.values()) if (component) shared.set(component, (shared.get(component) ?? new Set()).add(at));
     io.err(
       `\n${breaking.size} breaking change${breaking.size === 1 ? '' : 's'} in ${rel(args.spec)} against the released contract${releases.length === 1 ? '' : 's'} ${releases.join(', ')}.` +
         '\nMake the change additive (optional, new, wider), or keep the old form next to the new one.' +
+        (shared.size > 0 ? `\nIn shared components (a waiver in these words covers each operation the change reaches):${[...shared].map(([component, at]) => `\n  ${component} (in ${[...at].join(', ')})`).join('')}` : '') +
         [...early].map((line) => `\n${line}`).join(''),
     );
   }
-  return failed ? 1 : 0;
+  return breaking.size > 0 || stale.length > 0 ? 1 : 0;
 }
-

@@ -44,7 +44,7 @@ const FIXED_INPUTS = [
   'scripts/docs.ts',
   'scripts/lib/redocly.ts',
   // The docs' pages of every release, their changes page and their Try it panel.
-  ...['docsChanges', 'docsContract', 'docsHtml', 'docsMenu', 'docsPage', 'docsTryIt', 'docsTryItPanel', 'releases', 'contractChanges', 'changeLines', 'contractDiff', 'patternScope', 'breakingRules'].map((name) => `scripts/lib/${name}.ts`),
+  ...['docsChanges', 'docsContract', 'docsHtml', 'docsMenu', 'docsPage', 'docsTryIt', 'docsTryItPanel', 'releases', 'contractChanges', 'changeLines', 'changeWords', 'contractDiff', 'patternScope', 'breakingRules'].map((name) => `scripts/lib/${name}.ts`),
   'spec/released',
   'generated/openapi.json',
   'spec/CHANGELOG.md',

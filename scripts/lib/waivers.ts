@@ -1,6 +1,8 @@
 /**
  * The breaking-change gate's waivers (spec/breaking-waivers.yaml): breaks decided on and let
- * through, each one exact line of the gate's output with its reason. Read strictly: a waiver
+ * through, each with its reason: one exact line of the gate's output, or a change inside a shared
+ * component as the gate words it, which covers every operation the change reaches (so retiring
+ * one of them leaves the waiver as true as it was). Read strictly: a waiver
  * without a reason, or a file the gate cannot read, stops the gate rather than waiving nothing
  * or everything.
  */
@@ -10,7 +12,7 @@ import { parse } from 'yaml';
 export const WAIVERS_FILE = 'breaking-waivers.yaml';
 
 export interface Waiver {
-  /** The gate's line without its `BREAKING: ` prefix. */
+  /** The gate's line without its `BREAKING: ` prefix, or `components.<kind>.<name>: <where in it> <what>`. */
   change: string;
   why: string;
 }
@@ -25,7 +27,7 @@ export function readWaivers(file: string): Waiver[] {
   if (!Array.isArray(list)) throw new Error('expected a top-level `waivers:` list');
   return list.map((entry: unknown, index) => {
     const { change, why } = (entry ?? {}) as Record<string, unknown>;
-    if (!isText(change) || !isText(why)) throw new Error(`waiver ${index + 1} needs both \`change\` (a BREAKING line) and \`why\``);
+    if (!isText(change) || !isText(why)) throw new Error(`waiver ${index + 1} needs both \`change\` (a BREAKING line or a shared component's change) and \`why\``);
     return { change: change.replace(/^BREAKING: /, ''), why: why.trim() };
   });
 }

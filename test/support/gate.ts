@@ -4,7 +4,7 @@
  * per run.
  * A test file runs it dozens of times against the same few contracts, so each contract is read and
  * dereferenced once per file (keyed by its path and text: the specs here hold no $ref to another
- * file) and every run gets its own copy, since a comparison changes the documents it is given.
+ * file) and shared by the runs: a comparison leaves the documents it is given as they were.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ export interface GateResult {
 
 const contracts = new Map<string, Promise<object>>();
 
-/** The contract at `file` resolved, as loadContract gives it: read once, a fresh copy each time. */
+/** The contract at `file` resolved, as loadContract gives it: read once. */
 async function cachedContract(file: string): Promise<object> {
   const key = `${resolve(file)}\0${createHash('sha256').update(readFileSync(file)).digest('hex')}`;
   let contract = contracts.get(key);
@@ -31,7 +31,7 @@ async function cachedContract(file: string): Promise<object> {
     // A file that fails to load fails each run that reads it, as the command would.
     contract.catch(() => contracts.delete(key));
   }
-  return structuredClone(await contract);
+  return contract;
 }
 
 /**
