@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Interval } from 'luxon';
 import { isoInstant } from './instant.js';
@@ -25,6 +26,13 @@ export interface Config {
    */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /**
+   * MAX_CONNECTIONS: open client connections at most. At the bound a new connection displaces the
+   * oldest one with no request in progress, so idle connections cannot starve the server of file
+   * descriptors (src/http/connections.ts). Default: the process's open-file limit
+   * less room for the database, logs and files (defaultMaxConnections).
+   */
+  maxConnections: number;
   /**
    * CORS_ORIGINS: the browser origins allowed to call the API from another origin (exact
    * `scheme://host[:port]` strings as browsers send them in `Origin`), or `*` for any. Undefined
@@ -82,6 +90,25 @@ export type CorsOrigins = '*' | readonly string[];
 /** 10 s is ample for any honest client's headers; 30 s for a 64 KiB body on a slow link. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Descriptors kept for the database (a pool of 10 on PostgreSQL), the log, the docs and Node itself. */
+export const RESERVED_FILE_DESCRIPTORS = 256;
+
+/** The soft limit on open files (/proc/self/limits on Linux); undefined where it cannot be read or is unlimited. */
+export function openFileLimit(limits = '/proc/self/limits'): number | undefined {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync(limits, 'utf8'))?.[1];
+    return soft === undefined ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Below the open-file limit by RESERVED_FILE_DESCRIPTORS (a quarter of a small limit); 10,000 where the limit is unknown. */
+export function defaultMaxConnections(limit = openFileLimit()): number {
+  if (limit === undefined) return 10_000;
+  return Math.max(16, limit - Math.min(RESERVED_FILE_DESCRIPTORS, Math.floor(limit / 4)));
+}
 
 export class ConfigError extends Error {}
 
@@ -252,6 +279,7 @@ export function loadConfig(env: Env = process.env): Config {
     keyRefreshMs: readInteger(env, 'KEY_REFRESH_MS', 2000, 100, 4000),
     headersTimeoutMs,
     requestTimeoutMs,
+    maxConnections: readInteger(env, 'MAX_CONNECTIONS', defaultMaxConnections(), 1, 1_000_000),
     corsOrigins: readCorsOrigins(env),
     ...readMetrics(env, port),
     rateLimit: readRateLimit(env),

@@ -125,12 +125,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     readiness,
   });
 
-  const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger, corsFor });
+  const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, logger, corsFor });
 
   let metricsServer: HttpListener | undefined;
   if (metrics) {
     try {
-      metricsServer = await listenHttp(metrics.listener, { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1', headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger });
+      // A scraper or two: its own small bound, out of the API's.
+      metricsServer = await listenHttp(metrics.listener, { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1', headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: 64, logger });
     } catch (error) {
       await httpServer.close();
       await rateLimit?.close();

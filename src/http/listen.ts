@@ -1,11 +1,13 @@
 /**
  * The HTTP server itself: node:http with the slow-client bounds, the parser's refusals answered
- * (./clientError.ts), and a close that lets in-flight requests finish.
+ * (./clientError.ts), its connections bounded (./connections.ts), and a close that lets in-flight
+ * requests finish.
  */
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.js';
 import { answerClientErrors, MAX_REQUEST_HEAD_BYTES, type CorsHeadersFor } from './clientError.js';
+import { trackConnections } from './connections.js';
 
 export interface ListenOptions {
   port: number;
@@ -14,6 +16,8 @@ export interface ListenOptions {
   headersTimeoutMs: number;
   /** A client must send its whole request within this, counted from the request's first byte. */
   requestTimeoutMs: number;
+  /** Open connections at most (MAX_CONNECTIONS); at the bound a new one displaces the oldest idle one. */
+  maxConnections: number;
   logger: Logger;
   /** CORS_ORIGINS set: the CORS headers node:http's own refusals carry for an allowed origin. */
   corsFor?: CorsHeadersFor | undefined;
@@ -35,10 +39,6 @@ export interface HttpListener {
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-const LATEST_RESPONSE = Symbol('latest response');
-/** A connection and the response to its latest request (answered or not). */
-type TrackedSocket = Socket & { [LATEST_RESPONSE]?: ServerResponse };
-
 /** Creates the HTTP server for `app` and resolves once it listens. */
 export async function listenHttp(app: RequestListener, options: ListenOptions): Promise<HttpListener> {
   const { headersTimeoutMs: headersTimeout, requestTimeoutMs: requestTimeout } = options;
@@ -49,7 +49,9 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
       headersTimeout,
       requestTimeout,
       // Node only looks for expired requests this often (30 s by default, which would let a slow
-      // client hold a connection for up to 30 s past either bound); a scan is cheap.
+      // client hold a connection for up to 30 s past either bound); a scan is cheap. The scan also
+      // closes a connection that has sent no complete request head within headersTimeout of its
+      // accept, not a byte included (test/idleConnections.test.ts).
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
       keepAliveTimeout: 5_000,
       // The contract's 431 limit, stated rather than inherited: node's default follows a
@@ -73,29 +75,9 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
   // During a drain and a shutdown, keep-alive connections are told to close after their current
   // response: during the drain so balancers and clients move off them while this instance still
   // serves, at the close so the process need not wait out the keep-alive timeout of clients that
-  // hold connections open. One boolean read per request, nothing allocated (the hot path).
-  // Tracked per connection, not per request: each socket remembers its latest response. A set of
-  // in-flight responses, each removed on its 'close', kept every response alive long enough to be
-  // promoted out of the young generation under PostgreSQL load, and the garbage collector's work
-  // on them was most of the server's gap to its floor there (docs/performance.md).
-  let connectionClose = false;
-  const connections = new Set<TrackedSocket>();
-  http.on('connection', (socket: TrackedSocket) => {
-    connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
-  });
-  http.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (connectionClose) res.setHeader('Connection', 'close');
-    (req.socket as TrackedSocket)[LATEST_RESPONSE] = res;
-  });
-  const closeConnectionsAfterAnswers = () => {
-    if (connectionClose) return;
-    connectionClose = true;
-    for (const socket of connections) {
-      const res = socket[LATEST_RESPONSE];
-      if (res !== undefined && !res.headersSent) res.setHeader('Connection', 'close');
-    }
-  };
+  // hold connections open.
+  const connections = trackConnections(http, { maxConnections: options.maxConnections, logger: options.logger });
+  const closeConnectionsAfterAnswers = () => connections.closeAfterAnswers();
   const close = () =>
     (closing ??= (async () => {
       closeConnectionsAfterAnswers();

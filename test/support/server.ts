@@ -123,6 +123,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     keyRefreshMs: 200,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
+    maxConnections: 10_000,
     ...overrides,
   };
 }
