@@ -88,7 +88,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let metrics: Metrics | undefined;
   if (config.metricsPort !== undefined) {
     const { createMetrics } = await import('./http/metrics.js');
-    metrics = createMetrics({ dialect: database.dialect, poolCounts: database.poolCounts, keysLoadedAt: () => keyCache.lastLoadedAt() });
+    metrics = createMetrics({ dialect: database.dialect, poolCounts: database.poolCounts, keysLoadedAt: () => keyCache.lastLoadedAt(), document });
   }
 
   // Rate limits only with RATE_LIMIT: the limiter (and ioredis, with REDIS_URL) is loaded then and only then.

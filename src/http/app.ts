@@ -125,7 +125,7 @@ export function createApp(options: AppOptions): App {
     const exchange = beginExchange(req, res, logger);
     const url = req.url ?? '/';
     const underApi = api.serves(url);
-    // Metrics off: nothing; on: a clock read and one 'finish' listener (lane and operation are bounded names).
+    // Metrics off: nothing; on: a clock read and one 'close' listener (the route is a bounded name, never the path).
     if (metrics !== undefined) trackRequest(metrics, exchange, url, underApi);
     // CORS off: nothing; on: one header lookup for a request without an Origin.
     if (cors !== undefined) {
@@ -154,17 +154,21 @@ export function createApp(options: AppOptions): App {
   return { app: listener, violations: checker.violations, corsFor: cors === undefined ? undefined : (origin) => cors.headersFor(origin) };
 }
 
-/** The metrics' lane and operation of a request: fixed names outside the API, never its path. */
+/**
+ * The metrics' http_route of a request outside the API: the route it matches (Express's routes
+ * and the probes answer reads only), never its path; none when nothing matched.
+ */
 function trackRequest(metrics: Pick<Metrics, 'track'>, exchange: Exchange, url: string, underApi: boolean): void {
-  // Under the API the operation is known only once openapi-backend has routed it and the key
-  // check passed (exchange.operationId, read when the response finishes).
-  if (underApi) return metrics.track(exchange, 'api', undefined);
+  // Under the API the route is the operation's, known only once openapi-backend has routed the
+  // request and the key check passed (exchange.operationId, read when the response is done).
+  const { method } = exchange.req;
+  if (underApi || (method !== 'GET' && method !== 'HEAD')) return metrics.track(exchange, undefined);
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
-  if (path === '/healthz' || path === '/readyz') return metrics.track(exchange, 'probe', path.slice(1));
-  if (path === '/openapi.json') return metrics.track(exchange, 'docs', 'openapi.json');
-  if (path === '/docs' || path.startsWith('/docs/')) return metrics.track(exchange, 'docs', 'docs');
-  metrics.track(exchange, 'unknown', 'none');
+  if (path === '/healthz' || path === '/readyz' || path === '/openapi.json' || path === '/docs') return metrics.track(exchange, path);
+  // The docs pages (a release's, the changes page) are one route: their names come from the build.
+  if (path.startsWith('/docs/')) return metrics.track(exchange, '/docs/*');
+  metrics.track(exchange, undefined);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

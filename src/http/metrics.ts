@@ -4,11 +4,18 @@
  * /metrics with its usual 404, key or no key. Off (this module not even loaded) when METRICS_PORT
  * is unset.
  *
- * What is counted, with bounded labels only (never a raw path: a client could mint series):
- * - every request, by `lane` (api, probe, docs, unknown), `operation` (the operationId under the
- *   API, `none` when the request got no operation: unknown path, 405, failed key check, CORS
- *   preflight; `healthz`/`readyz`, `openapi.json`/`docs` on the other lanes) and `status`;
- * - its latency, by lane and operation;
+ * HTTP server metrics follow OpenTelemetry's semantic conventions for HTTP, in their Prometheus
+ * form (dots become underscores, the unit `s` becomes the suffix `_seconds`, a `{request}` unit is
+ * dropped), so dashboards and alerts written for any conforming server read ours unchanged:
+ * - `http_server_request_duration_seconds`, a histogram with the conventions' buckets, by
+ *   `http_request_method` (the methods the conventions know, any other `_OTHER`),
+ *   `http_response_status_code`, `http_route` (the matched route, never the path: none when no
+ *   route matched), `url_scheme` and, for a 5xx or an answer cut short, `error_type`. Its
+ *   `_count` is the request count: no separate counter;
+ * - `http_server_active_requests`, requests in flight, by method and scheme.
+ * Every label is bounded: a client cannot mint series.
+ *
+ * The service's own metrics keep the `animal_store_` prefix:
  * - the database pool (PostgreSQL: total, idle, waiting; SQLite has no pool: `db_info` says which);
  * - the size of each group commit (src/store/batcher.ts);
  * - the age of the API key cache (seconds since its last successful reload);
@@ -16,18 +23,16 @@
  * - calls of deprecated operations, by operation (never by key: `npm run keys -- usage` has that);
  * - prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, handles).
  *
- * Cost on the request path: two clock reads, one 'finish' listener, and at the finish one
- * prom-client counter increment and one histogram observation.
+ * Cost on the request path: a clock read, a method lookup, one 'close' listener, and at the close
+ * one histogram observation; the in-flight count is a plain number per method, read at scrape time.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import type { Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
 import { writeJson } from './respond.js';
-
-/** Where a request went, as app.ts splits them: a bounded set, so a label. */
-export type Lane = 'api' | 'probe' | 'docs' | 'unknown';
 
 /** The PostgreSQL pool's counts (pg.Pool's totalCount, idleCount, waitingCount). */
 export interface PoolCounts {
@@ -43,12 +48,18 @@ export interface MetricsOptions {
   poolCounts?: (() => PoolCounts) | undefined;
   /** When the API key cache last reloaded successfully (ms since the epoch), undefined if never. */
   keysLoadedAt: () => number | undefined;
+  /** The contract the server runs: each operation's path template under the base path is its `http_route`. */
+  document: OpenApiDocument;
 }
 
 export interface Metrics {
   registry: Registry;
-  /** Starts timing a request; its count and latency are recorded when the response finishes. */
-  track(exchange: Exchange, lane: Lane, operation: string | undefined): void;
+  /**
+   * Times a request; its duration is observed when the response is done. `route`: the request's
+   * route when its lane knows it up front (`/healthz`); undefined under the API, where the route is
+   * the routed operation's template, read at the end, and for a request no route matched.
+   */
+  track(exchange: Exchange, route: string | undefined): void;
   /** One group commit of `size` creates. */
   observeBatch(size: number): void;
   /** One request served without a rate-limit check: the counter store (Redis) failed (./rateLimit.ts fails open). */
@@ -59,27 +70,76 @@ export interface Metrics {
   listener: RequestListener;
 }
 
-/** Seconds: a getPet is well under a millisecond in process; the outage bounds are 2–3.5 s. */
-const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/**
+ * The conventions' advised boundaries for http.server.request.duration, in seconds, so histograms
+ * from other servers aggregate with ours; below 5 ms only the sum and count tell the latency.
+ */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 /** Up to the batcher's maxBatch (256). */
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+/**
+ * The methods the conventions know (RFC 9110's, PATCH and QUERY), spelled exactly: any other is
+ * `_OTHER`, so a client sending made-up methods cannot mint series. node:http's parser admits more
+ * (WebDAV's, PURGE…); the API serves none of them.
+ */
+const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
+/**
+ * The server speaks plain HTTP; the conventions take the client's scheme from a forwarding header
+ * only when it is known, and this server trusts none, so the immediate peer's scheme is the value.
+ */
+const URL_SCHEME = 'http';
+/** error_type when the connection closed before the answer was complete (the conventions ask each instrumentation to list its values). */
+const ABORTED = 'aborted';
+
+type DurationLabel = 'error_type' | 'http_request_method' | 'http_response_status_code' | 'http_route' | 'url_scheme';
+type DurationLabels = Partial<Record<DurationLabel, string | number>>;
+
+/** Each operation's route: the base path and the spec's path template (`/v1/pets/{petId}`), by operationId. */
+function routesOf(document: OpenApiDocument): ReadonlyMap<string, string> {
+  const basePath = basePathOf(document);
+  return new Map(operationsOf(document).map((operation) => [operation.operationId, `${basePath}${operation.path}`]));
+}
+
+/**
+ * The labels of one finished or abandoned request, keys in alphabetical order (prom-client writes
+ * them in the order of the first observation of a series): the status only when one was sent,
+ * the route only when one matched, error_type only for a 5xx or an answer cut short.
+ */
+function durationLabels(method: string, res: ServerResponse, route: string | undefined): DurationLabels {
+  const status = res.statusCode;
+  const finished = res.writableFinished;
+  const labels: DurationLabels = {};
+  if (!finished) labels.error_type = ABORTED;
+  else if (status >= 500) labels.error_type = String(status);
+  labels.http_request_method = method;
+  if (finished || res.headersSent) labels.http_response_status_code = status;
+  if (route !== undefined) labels.http_route = route;
+  labels.url_scheme = URL_SCHEME;
+  return labels;
+}
 
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const requests = new Counter({
-    name: 'animal_store_http_requests_total',
-    help: 'HTTP requests answered, by lane (api, probe, docs, unknown), operation (operationId; none when the request got no operation) and status.',
-    labelNames: ['lane', 'operation', 'status'] as const,
+  const duration = new Histogram<DurationLabel>({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests: from the request reaching the server to its response handed to the OS (or its connection closing first). OpenTelemetry http.server.request.duration.',
+    labelNames: ['error_type', 'http_request_method', 'http_response_status_code', 'http_route', 'url_scheme'] as const,
+    buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const latency = new Histogram({
-    name: 'animal_store_http_request_duration_seconds',
-    help: 'Time from the request reaching the server to its response handed to the OS, by lane and operation.',
-    labelNames: ['lane', 'operation'] as const,
-    buckets: LATENCY_BUCKETS,
+  const routes = routesOf(options.document);
+  // A plain number per method, read at scrape time: a Gauge's own inc/dec would hash labels twice per request.
+  const active = new Map<string, number>();
+  new Gauge({
+    name: 'http_server_active_requests',
+    help: 'HTTP server requests in flight: received, their response not yet done. OpenTelemetry http.server.active_requests.',
+    labelNames: ['http_request_method', 'url_scheme'] as const,
     registers: [registry],
+    collect() {
+      for (const [method, count] of active) this.set({ http_request_method: method, url_scheme: URL_SCHEME }, count);
+    },
   });
   const batches = new Histogram({ name: 'animal_store_create_batch_size', help: 'Creates written per group commit (one transaction and one fsync).', buckets: BATCH_BUCKETS, registers: [registry] });
   new Gauge({ name: 'animal_store_db_info', help: 'The database in use (dialect label), always 1.', labelNames: ['dialect'] as const, registers: [registry] }).set({ dialect: options.dialect }, 1);
@@ -138,14 +198,21 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   return {
     registry,
-    track(exchange, lane, operation) {
+    track(exchange, route) {
       const started = performance.now();
-      // 'finish': the whole response was handed to the OS. A connection lost before that is not
-      // counted (no status was delivered).
-      exchange.res.on('finish', () => {
-        const labels = { lane, operation: operation ?? exchange.operationId ?? 'none' };
-        latency.observe(labels, (performance.now() - started) / 1000);
-        requests.inc({ ...labels, status: exchange.res.statusCode });
+      const sent = exchange.req.method ?? '';
+      const method = KNOWN_METHODS.has(sent) ? sent : '_OTHER';
+      active.set(method, (active.get(method) ?? 0) + 1);
+      // 'close' comes once per response, a tick after 'finish' (the whole response handed to the OS)
+      // or when the connection is lost first: one listener both ends the in-flight count and times
+      // the request, an answer cut short included (error_type `aborted`).
+      exchange.res.on('close', () => {
+        active.set(method, (active.get(method) ?? 0) - 1);
+        // Under the API the exchange takes its operation once routed and past the key check
+        // (./api.ts): a 404 or 405 matched none, and a 401 is answered outside any, so no route.
+        const { operationId } = exchange;
+        const matched = route ?? (operationId === undefined ? undefined : routes.get(operationId));
+        duration.observe(durationLabels(method, exchange.res, matched), (performance.now() - started) / 1000);
       });
     },
     observeBatch(size) {
