@@ -65,6 +65,17 @@ export interface Config {
    * is watching), else none (src/http/drain.ts says why).
    */
   shutdownDrainMs?: number | undefined;
+  /**
+   * OpenTelemetry traces, asked for by the SDK's own variables (readTracing): a SERVER span per
+   * request and a CLIENT span per query, exported over OTLP/HTTP (src/telemetry/tracing.ts).
+   * Undefined (the default): nothing of OpenTelemetry is loaded, no cost per request.
+   */
+  tracing?: TracingConfig | undefined;
+}
+
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: `http/protobuf` (the OTLP default) or `http/json`. */
+  protocol: 'http/protobuf' | 'http/json';
 }
 
 /** A brownout window, [start, end) in ms since the epoch, and how it was written. */
@@ -257,6 +268,30 @@ function readBrownouts(env: Env): Brownout[] {
 /** A drain longer than this would outlast any supervisor's patience (Kubernetes waits 30 s by default). */
 const MAX_SHUTDOWN_DRAIN_MS = 300_000;
 
+/**
+ * Traces are on when the OpenTelemetry SDK's own variables name an OTLP endpoint
+ * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT), or when OTEL_SDK_DISABLED=false
+ * asks for the SDK at its default endpoint (http://localhost:4318). A stock SDK is on unless
+ * disabled; this server is off unless asked, so a deployment that sets none of them loads nothing.
+ * OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turns traces off whatever else is set. The
+ * SDK reads the rest itself (headers, timeout, sampler, service name, batching); what is checked
+ * here is what it would only warn about at run time while losing every span: a malformed endpoint,
+ * an exporter or protocol this server does not ship (gRPC).
+ */
+function readTracing(env: Env): TracingConfig | undefined {
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase();
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
+  if (disabled === 'true' || exporter === 'none') return undefined;
+  const tracesEndpoint = readUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:'], 'http://collector:4318/v1/traces', true);
+  const endpoint = readUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:'], 'http://collector:4318', true);
+  if (tracesEndpoint === undefined && endpoint === undefined && disabled !== 'false') return undefined;
+  if (exporter !== undefined && exporter !== '' && exporter !== 'otlp') throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none; got "${env.OTEL_TRACES_EXPORTER ?? ''}"`);
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = readOneOf(env, name, ['http/protobuf', 'http/json', 'grpc'], 'http/protobuf');
+  if (protocol === 'grpc') throw new ConfigError(`${name}=grpc is not supported: use http/protobuf (the default, to the collector's OTLP/HTTP port, 4318) or http/json`);
+  return { protocol };
+}
+
 /** Reads and checks the environment; a bad value is an error naming the variable. */
 export function loadConfig(env: Env = process.env): Config {
   const mode = readOneOf(env, 'NODE_ENV', ['production', 'development', 'test'], 'production');
@@ -285,5 +320,6 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: readRateLimit(env),
     brownouts: readBrownouts(env),
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS === undefined || env.SHUTDOWN_DRAIN_MS === '' ? undefined : readInteger(env, 'SHUTDOWN_DRAIN_MS', 0, 0, MAX_SHUTDOWN_DRAIN_MS),
+    tracing: readTracing(env),
   };
 }

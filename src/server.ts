@@ -21,7 +21,9 @@ import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
 import { createDeprecatedCallLog } from './store/deprecatedCalls.js';
 import { startIdempotencyPurge } from './store/idempotencyPurge.js';
+import { traceQueries } from './store/prepared.js';
 import { readSecret } from './store/secrets.js';
+import type { Tracing } from './telemetry/tracing.js';
 
 export interface RunningServer {
   /** `http://host:port`, without the base path. */
@@ -72,9 +74,19 @@ export function openDatabase(config: Config): Promise<DatabaseHandle> {
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  const { config, logger } = options;
+  const { config } = options;
   const document = options.document ?? loadBundledSpec();
+  // Traces only when the OpenTelemetry variables ask for them: the SDK is loaded then and only then.
+  let tracing: Tracing | undefined;
+  if (config.tracing !== undefined) {
+    const { startTracing } = await import('./telemetry/tracing.js');
+    tracing = startTracing({ config: config.tracing, document, logger: options.logger });
+  }
+  // Traced, every line logged inside a request's span carries its trace and span ids.
+  const logger = tracing === undefined ? options.logger : tracing.correlated(options.logger);
   const database = options.database ?? (await openDatabase(config));
+  // Before the stores compile their queries: each run of one is then a span under its request's.
+  if (tracing !== undefined) traceQueries(database.db, tracing.queries(database));
   const keys = createApiKeyStore(database.db);
 
   const keyCache = new KeyCache(keys, {
@@ -123,6 +135,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     brownouts: config.brownouts,
     onDeprecatedCall,
     readiness,
+    tracing: tracing?.requests,
   });
 
   const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, logger, corsFor });
@@ -161,6 +174,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       // After the last request, before the database closes: no counted call is lost.
       await deprecatedCalls.close();
       if (!options.database) await database.close();
+      // Last: every request's span has ended, so the batch still held is the last to export.
+      await tracing?.shutdown();
     })());
 
   let shuttingDown: Promise<void> | undefined;

@@ -75,8 +75,10 @@ const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly 
   { layer: 'store', files: /^src\/store\//, mayImport: ['shared', 'core', 'store'] },
   { layer: 'auth', files: /^src\/auth\//, mayImport: ['shared', 'core', 'auth'] },
   { layer: 'http', files: /^src\/http\//, mayImport: ['shared', 'core', 'auth', 'http'] },
+  // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
+  { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'core', 'store', 'http', 'telemetry'] },
   // Composes everything: the only modules that may import every layer.
-  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'core', 'handlers', 'store', 'auth', 'http', 'composition'] },
+  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'core', 'handlers', 'store', 'auth', 'http', 'telemetry', 'composition'] },
 ];
 
 function layerOf(file: string): (typeof LAYERS)[number] | undefined {
@@ -116,6 +118,7 @@ describe('architecture', () => {
     ['pg', /^src\/store\/database\.ts$/],
     ['pino', /^src\/logger\.ts$/],
     ['prom-client', /^src\/http\/metrics\.ts$/],
+    ['@opentelemetry', /^src\/telemetry\/tracing\.ts$/],
   ];
   it.each(owners)('%s is imported only where it is adapted', (library, owner) => {
     const users = runtime.filter((file) => importsOf(file).some((s) => s === library || s.startsWith(`${library}/`)));

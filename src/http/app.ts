@@ -12,6 +12,7 @@ import type { KeyVerdict } from '../auth/keyCache.js';
 import type { Brownout, CorsOrigins } from '../config.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { Logger } from '../logger.js';
+import { routeOutsideApi } from './conventions.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import { createApi } from './api.js';
 import { createCors } from './cors.js';
@@ -49,6 +50,18 @@ export interface AppOptions {
   onDeprecatedCall?: ((operationId: string, caller: string | undefined, at: number) => void) | undefined;
   /** Shared with the shutdown (./drain.ts): /readyz notes when it was asked, and answers 503 while draining. */
   readiness?: Readiness | undefined;
+  /** OpenTelemetry traces on (OTEL_EXPORTER_OTLP_ENDPOINT…): each request is served inside its span; undefined: nothing per request. */
+  tracing?: RequestTracing | undefined;
+}
+
+/** What the request path asks of tracing (src/telemetry/tracing.ts implements it). */
+export interface RequestTracing {
+  /**
+   * Starts the request's SERVER span (a child of the caller's `traceparent`, if any), ends it when
+   * the response is done, and calls `serve(exchange)` at once inside it, so the queries and log
+   * lines of the request belong to it.
+   */
+  trace(exchange: Exchange, serve: (exchange: Exchange) => void): void;
 }
 
 export interface App {
@@ -120,9 +133,15 @@ export function createApp(options: AppOptions): App {
     }
   }
 
-  const { metrics } = options;
+  const { metrics, tracing } = options;
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const exchange = beginExchange(req, res, logger);
+    // Tracing off: this test alone; on: the request is served inside its span.
+    if (tracing !== undefined) tracing.trace(exchange, serve);
+    else serve(exchange);
+  };
+  const serve = (exchange: Exchange): void => {
+    const { req } = exchange;
     const url = req.url ?? '/';
     const underApi = api.serves(url);
     // Metrics off: nothing; on: a clock read and one 'close' listener (the route is a bounded name, never the path).
@@ -154,21 +173,9 @@ export function createApp(options: AppOptions): App {
   return { app: listener, violations: checker.violations, corsFor: cors === undefined ? undefined : (origin) => cors.headersFor(origin) };
 }
 
-/**
- * The metrics' http_route of a request outside the API: the route it matches (Express's routes
- * and the probes answer reads only), never its path; none when nothing matched.
- */
+/** The metrics' http_route: under the API the operation's, known once routed (exchange.operationId, read when the response is done); outside it ./conventions.ts's. */
 function trackRequest(metrics: Pick<Metrics, 'track'>, exchange: Exchange, url: string, underApi: boolean): void {
-  // Under the API the route is the operation's, known only once openapi-backend has routed the
-  // request and the key check passed (exchange.operationId, read when the response is done).
-  const { method } = exchange.req;
-  if (underApi || (method !== 'GET' && method !== 'HEAD')) return metrics.track(exchange, undefined);
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  if (path === '/healthz' || path === '/readyz' || path === '/openapi.json' || path === '/docs') return metrics.track(exchange, path);
-  // The docs pages (a release's, the changes page) are one route: their names come from the build.
-  if (path.startsWith('/docs/')) return metrics.track(exchange, '/docs/*');
-  metrics.track(exchange, undefined);
+  metrics.track(exchange, underApi ? undefined : routeOutsideApi(exchange.req.method, url));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -30,6 +30,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
+import { ABORTED, conventionalMethod, URL_SCHEME } from './conventions.js';
 import type { Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
 import { writeJson } from './respond.js';
@@ -77,19 +78,6 @@ export interface Metrics {
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 /** Up to the batcher's maxBatch (256). */
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
-/**
- * The methods the conventions know (RFC 9110's, PATCH and QUERY), spelled exactly: any other is
- * `_OTHER`, so a client sending made-up methods cannot mint series. node:http's parser admits more
- * (WebDAV's, PURGE…); the API serves none of them.
- */
-const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
-/**
- * The server speaks plain HTTP; the conventions take the client's scheme from a forwarding header
- * only when it is known, and this server trusts none, so the immediate peer's scheme is the value.
- */
-const URL_SCHEME = 'http';
-/** error_type when the connection closed before the answer was complete (the conventions ask each instrumentation to list its values). */
-const ABORTED = 'aborted';
 
 type DurationLabel = 'error_type' | 'http_request_method' | 'http_response_status_code' | 'http_route' | 'url_scheme';
 type DurationLabels = Partial<Record<DurationLabel, string | number>>;
@@ -201,7 +189,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     track(exchange, route) {
       const started = performance.now();
       const sent = exchange.req.method ?? '';
-      const method = KNOWN_METHODS.has(sent) ? sent : '_OTHER';
+      const method = conventionalMethod(sent);
       active.set(method, (active.get(method) ?? 0) + 1);
       // 'close' comes once per response, a tick after 'finish' (the whole response handed to the OS)
       // or when the connection is lost first: one listener both ends the in-flight count and times

@@ -43,6 +43,22 @@ export function directRunnerOf(db: object): DirectRunner | undefined {
   return executor === undefined ? undefined : directRunners.get(executor);
 }
 
+/**
+ * Wraps every run of one compiled query (tracing: a span per run, src/telemetry/tracing.ts), or
+ * leaves it bare (undefined). Asked once per query, when it is compiled, with its SQL text: the
+ * placeholders are in it, never a bound value. A database without one compiles bare queries, so
+ * tracing off costs nothing per query.
+ */
+export type QueryTracer = (sql: string) => (<R>(run: () => Promise<R>) => Promise<R>) | undefined;
+
+/** By query executor, as directRunners. */
+const queryTracers = new WeakMap<object, QueryTracer>();
+
+/** Wraps the queries compiled for `db` from now on (src/server.ts, before the stores open). */
+export function traceQueries(db: HasExecutor, tracer: QueryTracer): void {
+  queryTracers.set(db.getExecutor(), tracer);
+}
+
 /** Stands in for a value at compile time; replaced by the caller's value at each call. */
 class Slot {
   constructor(readonly name: string) {}
@@ -59,7 +75,7 @@ export function prepare<Args extends Record<string, unknown>, Row>(db: Executor,
   const compiled = build(((name: string) => new Slot(name)) as Binder<Args>).compile();
   const slots = compiled.parameters.map((value) => (value instanceof Slot ? value.name : undefined));
   const direct = directRunnerOf(db);
-  return async (args, on = db) => {
+  const run = async (args: Args, on: Executor = db): Promise<Row[]> => {
     const parameters = compiled.parameters.map((value, i) => {
       const name = slots[i];
       return name === undefined ? value : args[name];
@@ -71,4 +87,7 @@ export function prepare<Args extends Record<string, unknown>, Row>(db: Executor,
     const query: CompiledQuery<Row> = { ...compiled, parameters };
     return (await on.executeQuery(query)).rows;
   };
+  const executor = executorOf(db);
+  const traced = executor === undefined ? undefined : queryTracers.get(executor)?.(compiled.sql);
+  return traced === undefined ? run : (args, on) => traced(() => run(args, on));
 }

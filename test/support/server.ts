@@ -14,7 +14,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { createAnimalStoreClient, nextLink, type AnimalStoreClient, type NewPet, type Pet } from '../../client/index.js';
 import type { Config } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
@@ -128,10 +128,11 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   };
 }
 
-export async function startTestServer(target: Target, overrides: Partial<Config> = {}): Promise<TestServer> {
+/** `logger`: where the server logs (a test reading its lines); by default stdout at the config's level. */
+export async function startTestServer(target: Target, overrides: Partial<Config> = {}, options: { logger?: Logger } = {}): Promise<TestServer> {
   const storage = await openTestStorage(target);
   const config = testConfig(overrides);
-  const server = await startServer({ config, logger: createLogger(config.logLevel), database: storage.database, bootstrapKey: false });
+  const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel), database: storage.database, bootstrapKey: false });
   const { key } = await server.keys.create('test');
   await server.keyCache.refresh();
   const api = `${server.origin}${server.basePath}`;
