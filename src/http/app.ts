@@ -12,7 +12,6 @@ import type { KeyVerdict } from '../auth/keyCache.js';
 import type { Brownout, CorsOrigins } from '../config.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { Logger } from '../logger.js';
-import { routeOutsideApi } from './conventions.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
 import { createApi } from './api.js';
 import { createCors } from './cors.js';
@@ -144,8 +143,8 @@ export function createApp(options: AppOptions): App {
     const { req } = exchange;
     const url = req.url ?? '/';
     const underApi = api.serves(url);
-    // Metrics off: nothing; on: a clock read and one 'close' listener (the route is a bounded name, never the path).
-    if (metrics !== undefined) trackRequest(metrics, exchange, url, underApi);
+    // Metrics off: nothing; on: a clock read and one 'close' listener (the route, read then, is a bounded name, never the path).
+    if (metrics !== undefined) metrics.track(exchange);
     // CORS off: nothing; on: one header lookup for a request without an Origin.
     if (cors !== undefined) {
       const origin = req.headers.origin;
@@ -171,11 +170,6 @@ export function createApp(options: AppOptions): App {
     );
   };
   return { app: listener, violations: checker.violations, corsFor: cors === undefined ? undefined : (origin) => cors.headersFor(origin) };
-}
-
-/** The metrics' http_route: under the API the operation's, known once routed (exchange.operationId, read when the response is done); outside it ./conventions.ts's. */
-function trackRequest(metrics: Pick<Metrics, 'track'>, exchange: Exchange, url: string, underApi: boolean): void {
-  metrics.track(exchange, underApi ? undefined : routeOutsideApi(exchange.req.method, url));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -2,6 +2,8 @@
  * What OpenTelemetry's HTTP semantic conventions take from a request, shared by the metrics
  * (./metrics.ts) and the traces (../telemetry/tracing.ts) so both name a request alike.
  */
+import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
+import type { Exchange } from './exchange.js';
 
 /**
  * url.scheme: the server speaks plain HTTP; the conventions take the client's scheme from a
@@ -29,10 +31,25 @@ export function conventionalMethod(method: string | undefined): string {
  * never its path; undefined when nothing matched. The docs pages (a release's, the changes page)
  * are one route: their names come from the build.
  */
-export function routeOutsideApi(method: string | undefined, url: string): string | undefined {
+function routeOutsideApi(method: string | undefined, url: string): string | undefined {
   if (method !== 'GET' && method !== 'HEAD') return undefined;
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
   if (path === '/healthz' || path === '/readyz' || path === '/openapi.json' || path === '/docs') return path;
   return path.startsWith('/docs/') ? '/docs/*' : undefined;
+}
+
+/**
+ * A request's http.route, read once its response is done: under the API the routed operation's
+ * (the base path and the spec's template, `/v1/pets/{petId}`), which the exchange takes once
+ * routed and past the key check (./api.ts), so a 404, a 405 and a 401 have none; outside it,
+ * routeOutsideApi's.
+ */
+export function routes(document: OpenApiDocument): (exchange: Exchange) => string | undefined {
+  const basePath = basePathOf(document);
+  const byOperation = new Map(operationsOf(document).map((operation) => [operation.operationId, `${basePath}${operation.path}`]));
+  return (exchange) => {
+    const { operationId } = exchange;
+    return operationId !== undefined ? byOperation.get(operationId) : routeOutsideApi(exchange.req.method, exchange.req.url ?? '/');
+  };
 }

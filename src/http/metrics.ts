@@ -29,8 +29,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
-import { ABORTED, conventionalMethod, URL_SCHEME } from './conventions.js';
+import type { OpenApiDocument } from '../spec.js';
+import { ABORTED, conventionalMethod, routes, URL_SCHEME } from './conventions.js';
 import type { Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
 import { writeJson } from './respond.js';
@@ -55,12 +55,8 @@ export interface MetricsOptions {
 
 export interface Metrics {
   registry: Registry;
-  /**
-   * Times a request; its duration is observed when the response is done. `route`: the request's
-   * route when its lane knows it up front (`/healthz`); undefined under the API, where the route is
-   * the routed operation's template, read at the end, and for a request no route matched.
-   */
-  track(exchange: Exchange, route: string | undefined): void;
+  /** Times a request; its duration is observed, by its route (./conventions.ts), when the response is done. */
+  track(exchange: Exchange): void;
   /** One group commit of `size` creates. */
   observeBatch(size: number): void;
   /** One request served without a rate-limit check: the counter store (Redis) failed (./rateLimit.ts fails open). */
@@ -81,12 +77,6 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
 type DurationLabel = 'error_type' | 'http_request_method' | 'http_response_status_code' | 'http_route' | 'url_scheme';
 type DurationLabels = Partial<Record<DurationLabel, string | number>>;
-
-/** Each operation's route: the base path and the spec's path template (`/v1/pets/{petId}`), by operationId. */
-function routesOf(document: OpenApiDocument): ReadonlyMap<string, string> {
-  const basePath = basePathOf(document);
-  return new Map(operationsOf(document).map((operation) => [operation.operationId, `${basePath}${operation.path}`]));
-}
 
 /**
  * The labels of one finished or abandoned request, keys in alphabetical order (prom-client writes
@@ -117,7 +107,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const routes = routesOf(options.document);
+  const routeOf = routes(options.document);
   // A plain number per method, read at scrape time: a Gauge's own inc/dec would hash labels twice per request.
   const active = new Map<string, number>();
   new Gauge({
@@ -186,21 +176,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   return {
     registry,
-    track(exchange, route) {
+    track(exchange) {
       const started = performance.now();
-      const sent = exchange.req.method ?? '';
-      const method = conventionalMethod(sent);
+      const method = conventionalMethod(exchange.req.method);
       active.set(method, (active.get(method) ?? 0) + 1);
       // 'close' comes once per response, a tick after 'finish' (the whole response handed to the OS)
       // or when the connection is lost first: one listener both ends the in-flight count and times
       // the request, an answer cut short included (error_type `aborted`).
       exchange.res.on('close', () => {
         active.set(method, (active.get(method) ?? 0) - 1);
-        // Under the API the exchange takes its operation once routed and past the key check
-        // (./api.ts): a 404 or 405 matched none, and a 401 is answered outside any, so no route.
-        const { operationId } = exchange;
-        const matched = route ?? (operationId === undefined ? undefined : routes.get(operationId));
-        duration.observe(durationLabels(method, exchange.res, matched), (performance.now() - started) / 1000);
+        duration.observe(durationLabels(method, exchange.res, routeOf(exchange)), (performance.now() - started) / 1000);
       });
     },
     observeBatch(size) {

@@ -71,10 +71,10 @@ import {
 import { redactApiKeys } from '../auth/apiKey.js';
 import type { TracingConfig } from '../config.js';
 import type { RequestTracing } from '../http/app.js';
-import { ABORTED, conventionalMethod, routeOutsideApi, URL_SCHEME } from '../http/conventions.js';
+import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../http/conventions.js';
 import type { Exchange } from '../http/exchange.js';
 import { withContextFields, type Logger } from '../logger.js';
-import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
+import type { OpenApiDocument } from '../spec.js';
 import type { QueryTracer } from '../store/prepared.js';
 import type { Dialect } from '../store/schema.js';
 
@@ -207,20 +207,6 @@ export function startTracing(options: TracingOptions): Tracing {
     })());
 
   return { requests, queries, correlated: (base) => withContextFields(base, logFields), shutdown };
-}
-
-/** Each operation's route (the base path and the spec's template, `/v1/pets/{petId}`) by operationId, and outside the API the metrics' routes. */
-function routes(document: OpenApiDocument): (exchange: Exchange) => string | undefined {
-  const basePath = basePathOf(document);
-  const byOperation = new Map(operationsOf(document).map((operation) => [operation.operationId, `${basePath}${operation.path}`]));
-  return (exchange) => {
-    // Under the API the exchange takes its operation once routed and past the key check
-    // (src/http/api.ts): a 404, a 405 and a 401 matched none, so they have no route.
-    const { operationId } = exchange;
-    if (operationId !== undefined) return byOperation.get(operationId);
-    // The same routes as the metrics' http_route outside the API.
-    return routeOutsideApi(exchange.req.method, exchange.req.url ?? '/');
-  };
 }
 
 /** What is known of a request when it arrives (the conventions ask for these at the span's start, for samplers). */
