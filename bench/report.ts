@@ -3,17 +3,18 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, relative } from 'node:path';
 import { projectRoot } from '../src/paths.js';
-import type { RunResult } from './load.js';
+import type { LoadGenerator, RunResult } from './load.js';
 import type { Memory } from './measure.js';
 import type { BenchOptions } from './options.js';
 import type { Scale } from './scale.js';
 import type { Goal, Scenario } from './scenarios.js';
 import { log, median, round2 } from './stats.js';
+import { wrkSeconds } from './wrk.js';
 
 export type RoundResult = RunResult & { baselineRps: number };
 
 /** Medians across rounds (key order is the results file's); ratioToPeer is filled in once every target is summarised. */
-export function summarise(target: string, scenario: Scenario, runs: RoundResult[], connections: number) {
+export function summarise(target: string, scenario: Scenario, runs: RoundResult[], connections: number, generator: LoadGenerator) {
   const med = (pick: (r: RoundResult) => number) => median(runs.map(pick));
   return {
     target,
@@ -28,8 +29,8 @@ export function summarise(target: string, scenario: Scenario, runs: RoundResult[
     maxMs: round2(Math.max(...runs.map((r) => r.max))),
     /** connections ÷ req/s: the mean response time by Little's law, right even where autocannon's timing is not. */
     littleMeanMs: round2((1000 * connections) / med((r) => r.rps)),
-    /** autocannon's response times are not meaningful for this scenario (see Scenario.closes). */
-    latencyInvalid: scenario.closes === true,
+    /** autocannon's response times are not meaningful for this scenario (see Scenario.closes); wrk's are. */
+    latencyInvalid: scenario.closes === true && generator === 'autocannon',
     /** Median time until every connection had had a first response (left out of the measurement). */
     rampMs: Math.round(med((r) => r.rampMs)),
     unexpected: runs.reduce((s, r) => s + r.unexpected, 0),
@@ -83,7 +84,7 @@ function loadSection(o: Outcome): string[] {
   const command = o.serverCommand.replace(/^node /, ['node', ...opts.serverNodeArgs, ''].join(' '));
   return [
     `Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, server: \`${command}\` (NODE_ENV=production, LOG_LEVEL=silent).`,
-    `Load generator: ${opts.loadGenerator === 'wrk' ? `wrk, one thread (per scenario a warm-up run of ${Math.max(1, Math.ceil(opts.warmup))} s, then ${Math.max(1, Math.ceil(opts.duration))} s measured on new connections; latency percentiles from wrk's histogram)` : `autocannon, in the bench's process (per scenario a warm-up of ≥ ${opts.warmup} s, until every connection has had a response, then ${opts.duration} s measured on the same connections; latency from every response, µs resolution)`}.`,
+    `Load generator: ${opts.loadGenerator === 'wrk' ? `wrk, one thread (per scenario a warm-up run of ${wrkSeconds(opts.warmup)} s, then ${wrkSeconds(opts.duration)} s measured on new connections; latency percentiles from wrk's histogram)` : `autocannon, in the bench's process (per scenario a warm-up of ≥ ${opts.warmup} s, until every connection has had a response, then ${opts.duration} s measured on the same connections; latency from every response, µs resolution)`}.`,
     `${opts.pets.toLocaleString('en')} pets per store; ${opts.connections} connections; ${opts.rounds} round(s); medians across rounds.`,
     `Baseline: bare node:http answering \`GET /v1/pets?limit=20\` with the server's own first page (${o.stores.baselineBodyBytes} bytes) after a bearer check.`,
     '',
@@ -96,9 +97,9 @@ function loadSection(o: Outcome): string[] {
         s.rps,
         s.ratioToBaseline,
         s.ratioToPeer,
-        s.latencyInvalid && opts.loadGenerator === 'autocannon' ? `≈${s.littleMeanMs} mean†` : s.p50Ms,
-        s.latencyInvalid && opts.loadGenerator === 'autocannon' ? '†' : s.p99Ms,
-        s.latencyInvalid && opts.loadGenerator === 'autocannon' ? '†' : s.maxMs,
+        s.latencyInvalid ? `≈${s.littleMeanMs} mean†` : s.p50Ms,
+        s.latencyInvalid ? '†' : s.p99Ms,
+        s.latencyInvalid ? '†' : s.maxMs,
         `${s.serverUsPerRequest} (${s.serverMainUsPerRequest})`,
         s.unexpected,
         s.errors,
@@ -106,7 +107,7 @@ function loadSection(o: Outcome): string[] {
       ]),
     ),
     '',
-    ...(opts.loadGenerator === 'autocannon' ? [`† The server closes the connection after a 401, which autocannon mis-times (it writes a request into the closing socket and never drops it from its queue), so only req/s counts there; the mean shown is connections ÷ req/s (Little's law). The 401 rows compare with a baseline that closes too.`, ''] : []),
+    ...(o.summaries.some((s) => s.latencyInvalid) ? [`† The server closes the connection after a 401, which autocannon mis-times (it writes a request into the closing socket and never drops it from its queue), so only req/s counts there; the mean shown is connections ÷ req/s (Little's law). The 401 rows compare with a baseline that closes too.`, ''] : []),
     stealLine(o),
     '',
     "`× baseline`: median over rounds of req/s ÷ the baseline's req/s in the same round; `× peer`, of our SQLite server's req/s ÷ the Fastify peer's (bench/peer.ts) in the same round. `unexpected`: responses with another status than `expect`, summed over rounds. `µs CPU/req`: the server process's CPU time per response from /proc (in brackets: its main thread alone; the rest is GC helper threads). `other load %`: the largest share of the machine (all cores) used during a round by processes that are not this benchmark, its children or PostgreSQL, and by the hypervisor's steal; above ~10 % the numbers of that row are disturbed.",

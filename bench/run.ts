@@ -169,10 +169,10 @@ function memoryAfterLoad(setup: Setup): Record<string, Memory> {
   return memory;
 }
 
-function summariseAll(setup: Setup, runs: Map<string, RoundResult[]>, connections: number): ScenarioSummary[] {
+function summariseAll(setup: Setup, runs: Map<string, RoundResult[]>, opts: BenchOptions): ScenarioSummary[] {
   const summaries = [
-    ...BASELINES.map((scenario) => summarise('baseline', scenario, runs.get(runKey('baseline', scenario)) ?? [], connections)),
-    ...setup.targets.flatMap((tg) => tg.scenarios.map((scenario) => summarise(tg.name, scenario, runs.get(runKey(tg.name, scenario)) ?? [], connections))),
+    ...BASELINES.map((scenario) => summarise('baseline', scenario, runs.get(runKey('baseline', scenario)) ?? [], opts.connections, opts.loadGenerator)),
+    ...setup.targets.flatMap((tg) => tg.scenarios.map((scenario) => summarise(tg.name, scenario, runs.get(runKey(tg.name, scenario)) ?? [], opts.connections, opts.loadGenerator))),
   ];
   for (const s of summaries.filter((x) => x.target === 'sqlite')) {
     s.ratioToPeer = sameRound(s, summaries.find((p) => p.target === `sqlite ${PEER}` && p.scenario === s.scenario), (a, b) => a.rps / b.rps);
@@ -193,7 +193,7 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
   await Promise.all([...setup.targets.map((tg) => stop(tg.server)), stop(setup.baseline)]);
   await dropDatabases();
   const scale = await measureScale(dir, command, opts);
-  const summaries = summariseAll(setup, runs, opts.connections);
+  const summaries = summariseAll(setup, runs, opts);
   const coldStartMs = { runs: coldStarts, median: round2(median(coldStarts)) };
   const outcome: Outcome = {
     opts,

@@ -28,6 +28,9 @@ function luaString(text: string): string {
 
 const MARK = 'WRK_RESULT';
 
+/** wrk runs for whole seconds, at least one: `seconds` as it will run them. */
+export const wrkSeconds = (seconds: number): number => Math.max(1, Math.ceil(seconds));
+
 /** The script for `request`. Without paths there is no request() function: wrk then builds the request once and resends its bytes, its fastest way. */
 function script(request: LoadRequest): string {
   const lines = [`wrk.method = ${luaString(request.method ?? 'GET')}`];
@@ -64,7 +67,7 @@ async function wrk(request: LoadRequest, connections: number, seconds: number): 
   scripts ??= makeTempDir();
   const file = join(scripts, 'load.lua');
   writeFileSync(file, script(request));
-  const proc = track(startProcess('wrk', ['-t1', `-c${connections}`, `-d${Math.max(1, Math.ceil(seconds))}s`, '--timeout', '10s', '-s', file, request.url]));
+  const proc = track(startProcess('wrk', ['-t1', `-c${connections}`, `-d${wrkSeconds(seconds)}s`, '--timeout', '10s', '-s', file, request.url]));
   const exit = await proc.exited;
   const line = proc.output().split('\n').find((l) => l.startsWith(MARK));
   if (exit.code !== 0 || !line) throw new Error(`wrk exited with ${exit.code ?? exit.signal}:\n${proc.output()}`);
