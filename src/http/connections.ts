@@ -35,7 +35,11 @@ export interface Connections {
   closeAfterAnswers(): void;
 }
 
-/** A connection is idle when no request of it is being answered: none yet, or its latest one finished. */
+/**
+ * A connection is idle when no request of it is being answered: none yet, or its latest answer
+ * ended. Ended, not flushed: a client that never reads a large answer (the docs page) would
+ * otherwise hold its connection for ever, since node:http has no timeout on writing one.
+ */
 const idle = (socket: TrackedSocket): boolean => socket[LATEST_RESPONSE] === undefined || socket[LATEST_RESPONSE].writableEnded;
 
 export function trackConnections(http: Server, options: ConnectionOptions): Connections {
@@ -45,12 +49,38 @@ export function trackConnections(http: Server, options: ConnectionOptions): Conn
   // those that have not yet completed a request head (the displacement's first pick).
   const open = new Set<TrackedSocket>();
   const fresh = new Set<TrackedSocket>();
-  let displaced = 0;
-  let displacedLoggedAt = Number.NEGATIVE_INFINITY;
 
-  /** The oldest connection that never sent a request head, else the oldest whose latest answer is done. */
+  // What has not been logged yet: one line at most every DISPLACED_LOG_EVERY_MS, with the counts
+  // since the line before; the last counts of a burst are logged when its interval is up.
+  const unlogged = { displaced: 0, refused: 0 };
+  let loggedAt = Number.NEGATIVE_INFINITY;
+  let logTimer: NodeJS.Timeout | undefined;
+  const logCounts = (): void => {
+    logTimer = undefined;
+    if (unlogged.displaced === 0 && unlogged.refused === 0) return;
+    // Counts only: no address nor anything else a client sent.
+    logger.warn({ ...unlogged, maxConnections, sinceMs: Number.isFinite(loggedAt) ? Math.round(performance.now() - loggedAt) : undefined }, 'connections at their bound: closed the oldest idle ones to let new ones in');
+    unlogged.displaced = 0;
+    unlogged.refused = 0;
+    loggedAt = performance.now();
+  };
+  const count = (what: keyof typeof unlogged): void => {
+    unlogged[what]++;
+    if (logTimer !== undefined) return;
+    const wait = loggedAt + DISPLACED_LOG_EVERY_MS - performance.now();
+    if (wait <= 0) logCounts();
+    // Unref'd: a pending count never keeps the process alive; the server's close logs it (below).
+    else logTimer = setTimeout(logCounts, wait).unref();
+  };
+  http.once('close', () => {
+    clearTimeout(logTimer);
+    logCounts();
+  });
+
+  /** The oldest connection that never sent a request head, else the oldest whose latest answer has ended. */
   const oldestIdle = (newcomer: TrackedSocket): TrackedSocket | undefined => {
     for (const socket of fresh) if (socket !== newcomer) return socket;
+    // Only when no connection is fresh: the flood the bound is for keeps `fresh` full.
     for (const socket of open) if (socket !== newcomer && idle(socket)) return socket;
     return undefined;
   };
@@ -65,15 +95,13 @@ export function trackConnections(http: Server, options: ConnectionOptions): Conn
   // for, and a keep-alive client's idle connection may carry its next request at any moment.
   const displaceOldestIdle = (newcomer: TrackedSocket): void => {
     const victim = oldestIdle(newcomer);
-    if (victim !== undefined) drop(victim);
-    // Every other connection is being answered: the newcomer is the one that goes.
-    if (open.size > maxConnections) drop(newcomer);
-    displaced++;
-    const now = performance.now();
-    if (now - displacedLoggedAt >= DISPLACED_LOG_EVERY_MS) {
-      logger.warn({ displaced, maxConnections }, 'connections at their bound: closed the oldest idle ones to let new ones in');
-      displaced = 0;
-      displacedLoggedAt = now;
+    if (victim !== undefined) {
+      drop(victim);
+      count('displaced');
+    } else {
+      // Every other connection is being answered: the newcomer is the one that goes.
+      drop(newcomer);
+      count('refused');
     }
   };
 

@@ -53,6 +53,8 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
       // closes a connection that has sent no complete request head within headersTimeout of its
       // accept, not a byte included (test/idleConnections.test.ts).
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      // A keep-alive connection waiting for its next request is closed after this: the scan above
+      // does not see it (headersTimeout counts again only from that request's first byte).
       keepAliveTimeout: 5_000,
       // The contract's 431 limit, stated rather than inherited: node's default follows a
       // command-line flag, and the spec's header parameters are sized to fit within it.
