@@ -28,7 +28,7 @@ import { pathToFileURL } from 'node:url';
 import { parse as parseYaml, parseDocument, type Document } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
-import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
+import { freePort, startProcess, stopProcess, waitForHttp, waitForOutput, type RunningProcess } from '../scripts/lib/processes.js';
 
 const HOST = '127.0.0.1';
 const FIXTURE = join(projectRoot, 'test', 'fixtures', 'spec-loop', 'operations.yaml');
@@ -281,18 +281,6 @@ function serverEnv(port: number, sqlitePath: string): NodeJS.ProcessEnv {
   for (const name of ['DATABASE_URL', 'VALIDATE_RESPONSES', 'KEY_REFRESH_MS', 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS']) delete env[name];
   // LOG_LEVEL error, not silent: a response that breaks the contract is logged, and shown by a failing test.
   return { ...env, PORT: String(port), HOST, SQLITE_PATH: sqlitePath, NODE_ENV: 'test', LOG_LEVEL: 'error' };
-}
-
-/** Waits until `pattern` appears in the process's output (its first group), or fails with the output. */
-async function waitForOutput(proc: RunningProcess, pattern: RegExp, limitMs = 20_000): Promise<string> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const match = pattern.exec(proc.output());
-    if (match) return match[1] ?? match[0];
-    if (!proc.running()) throw new Error(`The process exited before printing ${pattern}:\n${proc.output()}`);
-    if (Date.now() > deadline) throw new Error(`No ${pattern} in the output within ${limitMs} ms:\n${proc.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 interface Reply {

@@ -88,6 +88,18 @@ export async function waitForHttp(url: string, proc: RunningProcess, init: Reque
   }
 }
 
+/** Waits until `pattern` appears in the process's output (its first group), or fails with the output. */
+export async function waitForOutput(proc: RunningProcess, pattern: RegExp, limitMs = 20_000): Promise<string> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const match = pattern.exec(proc.output());
+    if (match) return match[1] ?? match[0];
+    if (!proc.running()) throw new Error(`The process exited before printing ${pattern}:\n${proc.output()}`);
+    if (Date.now() > deadline) throw new Error(`No ${pattern} in the output within ${limitMs} ms:\n${proc.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Whether something accepts TCP connections on host:port right now. */
 export function isListening(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
