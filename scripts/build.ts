@@ -11,17 +11,15 @@ import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { projectRoot } from '../src/paths.js';
+import { commandLine } from './lib/commandLine.js';
 
 const outdir = join(projectRoot, 'dist', 'server');
 
-if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log(`Usage: npm run build
+commandLine(`Usage: npm run build
 
 Bundles src/main.ts and everything it imports into ${relative(projectRoot, outdir)}/ (entry: server.mjs,
 with source maps), then renders the docs (scripts/docs.ts). Run the result with
 \`node dist/server/server.mjs\` (what \`npm start\` does).`);
-  process.exit(0);
-}
 
 rmSync(outdir, { recursive: true, force: true });
 const started = performance.now();

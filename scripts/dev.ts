@@ -27,6 +27,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { projectRoot } from '../src/paths.js';
+import { commandLine } from './lib/commandLine.js';
 
 const HELP = `Usage: npm run dev
 
@@ -48,15 +49,7 @@ headers unless it is set). Set it to a list of origins to try your production se
 for none. A server that crashes is started again by the next save.
 Ctrl-C (or SIGTERM) stops everything; the exit code is 0 when the server stopped cleanly.`;
 
-const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
-  console.log(HELP);
-  process.exit(0);
-}
-if (args.length > 0) {
-  console.error(`Unknown argument: ${args.join(' ')}\n\n${HELP}`);
-  process.exit(2);
-}
+commandLine(HELP);
 
 const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
 const watchFlags = ['--clear-screen=false', '--include', 'src/**/*.ts', '--include', 'handlers/**/*.ts', '--include', 'generated/*'];

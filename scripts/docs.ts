@@ -38,6 +38,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
+import { commandLine } from './lib/commandLine.js';
 import { contractChanges } from './lib/contractChanges.js';
 import { changesPageHtml, operationAnchors, type ChangeStep, type StepEnd } from './lib/docsChanges.js';
 import { docsDocument, type DocsDocument } from './lib/docsContract.js';
@@ -59,15 +60,7 @@ folder to publish. dist/docs-server/ holds the same pages as the server serves t
 
   --help   show this text`;
 
-const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
-  console.log(HELP);
-  process.exit(0);
-}
-if (args.length > 0) {
-  console.error(`Unknown argument: ${args.join(' ')}\n\n${HELP}`);
-  process.exit(2);
-}
+commandLine(HELP);
 
 const root = projectRoot;
 const rel = (file: string) => relative(root, file);

@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
+import { commandLine } from './lib/commandLine.js';
 import { isRedoclyNoticeLine, redocly, redoclyEnv } from './lib/redocly.js';
 import { CONTRACT_DATE, ContractDateError, WARNING_DAYS, checkSunsetCalendar, contractDay } from './lib/sunsets.js';
 
@@ -30,10 +31,7 @@ The calendar checks judge a day: today's date in UTC, or ${CONTRACT_DATE}=YYYY-M
 e.g. CONTRACT_DATE=2030-12-06 npm run lint). A sunset has passed on a day when its instant is at or
 before 00:00 UTC of that day: from its instant on the server answers 410, so all that day.`;
 
-if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log(HELP);
-  process.exit(0);
-}
+commandLine(HELP);
 
 // A bad date would make two checks fail for the same reason; it is refused before any runs.
 const day = (() => {

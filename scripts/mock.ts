@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { bundledSpecPath, projectRoot } from '../src/paths.js';
 import { basePathOf, loadBundledSpec } from '../src/spec.js';
+import { commandLine, usageError } from './lib/commandLine.js';
 import { listenProblem, waitForPort } from './lib/processes.js';
 import { forMock, mockDifferencesHelp } from './lib/prismContract.js';
 
@@ -48,41 +49,10 @@ ${mockDifferencesHelp()}
 
 Stop it with Ctrl-C.`;
 
-interface Options {
-  port: number;
-  host: string;
-}
-
-function usageError(message: string): never {
-  console.error(`${message}\n\n${HELP}`);
-  process.exit(2);
-}
-
-function parseArgs(args: string[]): Options {
-  const options: Options = { port: DEFAULT_PORT, host: DEFAULT_HOST };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    if (flag !== '--port' && flag !== '--host') usageError(`Unknown argument: ${arg}`);
-    const value = inline ?? args[++i];
-    if (value === undefined || value === '') usageError(`${flag} needs a value`);
-    if (flag === '--port') {
-      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) usageError(`--port must be a whole number from 1 to 65535; got "${value}"`);
-      options.port = Number(value);
-    } else {
-      if (!/^[A-Za-z0-9.:-]+$/.test(value)) usageError(`--host must be a host name or IP address; got "${value}"`);
-      options.host = value;
-    }
-  }
-  return options;
-}
-
-const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
-  console.log(HELP);
-  process.exit(0);
-}
-const { port, host } = parseArgs(args);
+const { port: portText = String(DEFAULT_PORT), host = DEFAULT_HOST } = commandLine(HELP, { port: { type: 'string' }, host: { type: 'string' } });
+if (!/^\d+$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) usageError(HELP, `--port must be a whole number from 1 to 65535; got "${portText}"`);
+if (!/^[A-Za-z0-9.:-]+$/.test(host)) usageError(HELP, `--host must be a host name or IP address; got "${host}"`);
+const port = Number(portText);
 
 if (!existsSync(bundledSpecPath)) {
   console.error(`${relative(projectRoot, bundledSpecPath)} is missing: run \`npm run generate\` first.`);

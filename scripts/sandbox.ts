@@ -23,7 +23,6 @@ import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SANDBOX_TOKEN, sandboxToken } from '../src/auth/sandboxToken.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/http/sandbox.js';
@@ -35,6 +34,7 @@ import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
 import type { NewPetRecord } from '../src/store/resources/pets.js';
+import { commandLine } from './lib/commandLine.js';
 
 const DEFAULT_PORT = 4011;
 const DEFAULT_HOST = '127.0.0.1';
@@ -80,16 +80,7 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
-let options: { port?: string | undefined; host?: string | undefined; help?: boolean | undefined };
-try {
-  ({ values: options } = parseArgs({ options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
-} catch (error) {
-  fail(`${error instanceof Error ? error.message : String(error)}\n\n${HELP}`);
-}
-if (options.help) {
-  console.log(HELP);
-  process.exit(0);
-}
+const options = commandLine(HELP, { port: { type: 'string' }, host: { type: 'string' } });
 
 // ---- Never in production, never on a real database.
 if (process.env.NODE_ENV === 'production') {
