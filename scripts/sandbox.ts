@@ -35,6 +35,7 @@ import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
 import type { NewPetRecord } from '../src/store/resources/pets.js';
 import { commandLine } from './lib/commandLine.js';
+import { isNode, operationsOf, type Node } from './lib/operations.js';
 
 const DEFAULT_PORT = 4011;
 const DEFAULT_HOST = '127.0.0.1';
@@ -91,33 +92,25 @@ if (process.env.DATABASE_URL) {
 }
 
 // ---- Seeds, from the contract's examples.
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isPet(value: unknown): value is Pet {
-  return isObject(value) && typeof value.id === 'number' && typeof value.name === 'string' && typeof value.categoryId === 'number' && typeof value.status === 'string';
+  return isNode(value) && typeof value.id === 'number' && typeof value.name === 'string' && typeof value.categoryId === 'number' && typeof value.status === 'string';
 }
 
 /** The JSON media type of an operation's 200 response or request body, in the dereferenced contract. */
-function jsonMedia(document: JsonObject, operationId: string, where: 'response' | 'request'): JsonObject {
-  for (const item of Object.values(isObject(document.paths) ? document.paths : {})) {
-    for (const op of Object.values(isObject(item) ? item : {})) {
-      if (!isObject(op) || op.operationId !== operationId) continue;
-      const holder = where === 'request' ? op.requestBody : isObject(op.responses) ? op.responses['200'] : undefined;
-      const media = isObject(holder) && isObject(holder.content) ? holder.content['application/json'] : undefined;
-      if (isObject(media)) return media;
-    }
+function jsonMedia(document: Node, operationId: string, where: 'response' | 'request'): Node {
+  for (const { operation } of operationsOf(document)) {
+    if (operation.operationId !== operationId) continue;
+    const holder = where === 'request' ? operation.requestBody : isNode(operation.responses) ? operation.responses['200'] : undefined;
+    const media = isNode(holder) && isNode(holder.content) ? holder.content['application/json'] : undefined;
+    if (isNode(media)) return media;
   }
   throw new Error(`the contract has no JSON ${where} for ${operationId}`);
 }
 
 /** The example values of a media type: `example` and `examples.*.value`. */
-function exampleValues(media: JsonObject): unknown[] {
+function exampleValues(media: Node): unknown[] {
   const values: unknown[] = 'example' in media ? [media.example] : [];
-  for (const example of Object.values(isObject(media.examples) ? media.examples : {})) if (isObject(example) && 'value' in example) values.push(example.value);
+  for (const example of Object.values(isNode(media.examples) ? media.examples : {})) if (isNode(example) && 'value' in example) values.push(example.value);
   return values;
 }
 
@@ -127,7 +120,7 @@ function exampleValues(media: JsonObject): unknown[] {
  * `$ref`s are resolved by the project's one resolver, json-schema-ref-parser.
  */
 async function seedsFrom(contract: OpenApiDocument): Promise<SandboxSeeds> {
-  const document = (await new $RefParser().dereference(structuredClone(contract), { resolve: { external: false } })) as JsonObject;
+  const document = (await new $RefParser().dereference(structuredClone(contract), { resolve: { external: false } })) as Node;
   const byId = new Map<number, Pet>();
   for (const page of exampleValues(jsonMedia(document, 'listPets', 'response'))) {
     for (const pet of Array.isArray(page) ? page : []) {
@@ -140,12 +133,12 @@ async function seedsFrom(contract: OpenApiDocument): Promise<SandboxSeeds> {
   const pets = [...byId.values()].sort((a, b) => a.id - b.id);
 
   const media = jsonMedia(document, 'createPet', 'request');
-  const properties = isObject(media.schema) && isObject(media.schema.properties) ? media.schema.properties : {};
-  const defaults: JsonObject = {};
-  for (const [name, property] of Object.entries(properties)) if (isObject(property) && 'default' in property) defaults[name] = property.default;
+  const properties = isNode(media.schema) && isNode(media.schema.properties) ? media.schema.properties : {};
+  const defaults: Node = {};
+  for (const [name, property] of Object.entries(properties)) if (isNode(property) && 'default' in property) defaults[name] = property.default;
   const created: NewPetRecord[] = [];
   for (const example of exampleValues(media)) {
-    const pet = { ...defaults, ...(isObject(example) ? example : {}) } as NewPetRecord;
+    const pet = { ...defaults, ...(isNode(example) ? example : {}) } as NewPetRecord;
     const same = (other: NewPetRecord) => other.name === pet.name && other.categoryId === pet.categoryId && other.status === pet.status;
     if (!pets.some(same) && !created.some(same)) created.push({ name: pet.name, categoryId: pet.categoryId, status: pet.status });
   }

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
 import { CommandExit, exitStatus } from './commandExit.js';
+import { isNode } from './operations.js';
 import { startProcess } from './processes.js';
 import { isRedoclyNoticeLine, redocly } from './redocly.js';
-import { describeCheck, isRecord, readReport, stepDescriptions, type CheckResult, type WorkflowResult } from './respectReport.js';
+import { describeCheck, readReport, stepDescriptions, type CheckResult, type WorkflowResult } from './respectReport.js';
 
 const READ = 'conformance/read.arazzo.yaml';
 const WRITE = 'conformance/write.arazzo.yaml';
@@ -226,7 +227,7 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
       const target = new URL(/^<([^>]*)>/.exec(link)?.[1] ?? '', server);
       const cursor = target.searchParams.get('cursor') ?? '';
       const first = Array.isArray(pageOfOne.body) ? (pageOfOne.body[0] as unknown) : undefined;
-      const previousId = isRecord(first) && typeof first.id === 'number' ? first.id : 0;
+      const previousId = isNode(first) && typeof first.id === 'number' ? first.id : 0;
       log(`\nFollowing the Link rel="next" of ${PAGE_OF_ONE.workflowId}/${PAGE_OF_ONE.stepId} (${PAGING}).`);
       results.push(await respect([PAGING], { ...apiKeyInput, cursor, previousId }));
     }
@@ -248,7 +249,7 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
       const descriptions = new Map<string, Map<string, string>>();
       for (const step of failedSteps) {
         if (!descriptions.has(step.file)) descriptions.set(step.file, stepDescriptions(step.file));
-        const error = isRecord(step.body) && typeof step.body.code === 'string' ? ` ${step.body.code}${typeof step.body.message === 'string' ? `: ${step.body.message}` : ''}` : '';
+        const error = isNode(step.body) && typeof step.body.code === 'string' ? ` ${step.body.code}${typeof step.body.message === 'string' ? `: ${step.body.message}` : ''}` : '';
         // Respect reports the URL with the response, so a request that got none has no URL in the report.
         const outcome = step.statusCode ? `${step.method} ${step.url} answered ${step.statusCode}${error}` : `no answer from ${server}`;
         log(mask(`  ✗ ${step.file} › ${step.workflowId} › ${step.stepId}: ${outcome}`));

@@ -8,6 +8,7 @@
 import type { ChangeGroup } from './contractChanges.js';
 import { DOCS_PAGE_CSP, escapeHtml, inlineCodeHtml } from './docsHtml.js';
 import { BAR_CSS, BAR_HEIGHT_PX, docsHref, type DocsPageId, type DocsVariant } from './docsMenu.js';
+import { operationsOf } from './operations.js';
 
 /** One end of a step: a page of the docs and the contract it shows. */
 export interface StepEnd {
@@ -23,22 +24,13 @@ export interface ChangeStep {
   groups: ChangeGroup[];
 }
 
-const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
-
 /** Redoc's anchor for each operation of a bundled contract (`#tag/Pets/operation/getPet`): the form the deprecation Link uses too. */
 export function operationAnchors(document: unknown): Map<string, string> {
   const anchors = new Map<string, string>();
-  const paths = typeof document === 'object' && document !== null && 'paths' in document ? (document as { paths: unknown }).paths : undefined;
-  if (typeof paths !== 'object' || paths === null) return anchors;
-  for (const item of Object.values(paths as Record<string, unknown>)) {
-    if (typeof item !== 'object' || item === null) continue;
-    for (const [method, operation] of Object.entries(item as Record<string, unknown>)) {
-      if (!HTTP_METHODS.has(method) || typeof operation !== 'object' || operation === null) continue;
-      const { operationId, tags } = operation as { operationId?: unknown; tags?: unknown };
-      if (typeof operationId !== 'string') continue;
-      const tag = Array.isArray(tags) && typeof tags[0] === 'string' ? tags[0] : undefined;
-      anchors.set(operationId, tag === undefined ? `#operation/${operationId}` : `#tag/${encodeURIComponent(tag)}/operation/${operationId}`);
-    }
+  for (const { operation, operationId } of operationsOf(document)) {
+    if (operationId === undefined) continue;
+    const tag = Array.isArray(operation.tags) && typeof operation.tags[0] === 'string' ? operation.tags[0] : undefined;
+    anchors.set(operationId, tag === undefined ? `#operation/${operationId}` : `#tag/${encodeURIComponent(tag)}/operation/${operationId}`);
   }
   return anchors;
 }

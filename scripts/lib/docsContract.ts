@@ -7,14 +7,13 @@
  * a reader meets the operation (Redoc shows only a badge).
  */
 import { isoDay } from '../../src/instant.js';
+import { operationsOf } from './operations.js';
 
 export type DocsDocument = {
   info?: { version?: string };
   servers?: { url: string; description?: string }[];
   paths?: Record<string, Record<string, unknown>>;
 };
-
-const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 /** The fields of an operation the docs add to. */
 interface DocsOperation {
@@ -26,18 +25,14 @@ interface DocsOperation {
   'x-replacement'?: unknown;
 }
 
-/** `2030-12-05` for a midnight UTC instant (a sunset is a day), the full instant otherwise. */
-function day(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return value;
-  return isoDay(at);
-}
+/** `2030-12-05` for a midnight UTC instant (a sunset is a day), the full instant otherwise; generate's JSDoc says it so too. */
+export const day = (value: string): string => (Number.isNaN(Date.parse(value)) ? value : isoDay(Date.parse(value)));
+const dayOf = (value: unknown) => (typeof value === 'string' ? day(value) : undefined);
 
 /** A deprecated operation's notice (a Markdown blockquote), from its markers; the server's 410 policy in words. */
 function deprecationNotice(op: DocsOperation): string {
-  const since = day(op['x-deprecated-at']);
-  const sunset = day(op['x-sunset']);
+  const since = dayOf(op['x-deprecated-at']);
+  const sunset = dayOf(op['x-sunset']);
   const replacement = typeof op['x-replacement'] === 'string' ? op['x-replacement'].trim() : '';
   const sentences = [
     `**Deprecated**${since ? ` since ${since}` : ''}.`,
@@ -51,13 +46,10 @@ function deprecationNotice(op: DocsOperation): string {
 /** The contract in `json` (a bundled document) as the docs render it. */
 export function docsDocument(json: string): DocsDocument {
   const document = JSON.parse(json) as DocsDocument;
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (!HTTP_METHODS.has(method) || typeof operation !== 'object' || operation === null) continue;
-      const op = operation as DocsOperation;
-      const parts = [op.deprecated === true ? deprecationNotice(op) : '', op.description?.trimEnd() ?? '', op.operationId ? `Operation ID: \`${op.operationId}\`` : ''].filter(Boolean);
-      if (parts.length > 0) op.description = parts.join('\n\n');
-    }
+  for (const { operation } of operationsOf(document)) {
+    const op = operation as DocsOperation;
+    const parts = [op.deprecated === true ? deprecationNotice(op) : '', op.description?.trimEnd() ?? '', op.operationId ? `Operation ID: \`${op.operationId}\`` : ''].filter(Boolean);
+    if (parts.length > 0) op.description = parts.join('\n\n');
   }
   return document;
 }

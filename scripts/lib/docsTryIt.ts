@@ -4,6 +4,7 @@
  * body's first example. Derived from the bundled contract when the docs are built, so a new
  * operation gets its form without code; the panel itself (./docsTryItPanel.ts) only reads this.
  */
+import { isNode, operationsOf, resolveRef, type Node } from './operations.js';
 
 /** One parameter as the panel's form shows it. */
 export interface TryItParameter {
@@ -46,65 +47,39 @@ export interface TryItConfig {
 
 export const SANDBOX_BASE_URL = 'http://localhost:4011/v1';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
-
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Follows a local `$ref` (`#/components/...`), as many times as it takes; anything else is returned as it is. */
-function resolve(document: JsonObject, value: Json | undefined): Json | undefined {
-  const seen = new Set<string>();
-  let current = value;
-  while (isObject(current) && typeof current.$ref === 'string' && current.$ref.startsWith('#/')) {
-    if (seen.has(current.$ref)) return undefined;
-    seen.add(current.$ref);
-    let target: Json | undefined = document;
-    for (const segment of current.$ref.slice(2).split('/')) {
-      const key = segment.replaceAll('~1', '/').replaceAll('~0', '~');
-      target = isObject(target) ? target[key] : undefined;
-    }
-    current = target;
-  }
-  return current;
-}
-
 /** A value as the form's text field holds it. */
-function asText(value: Json | undefined): string | undefined {
+function asText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function firstExample(media: JsonObject, document: JsonObject): Json | undefined {
+function firstExample(media: Node, document: unknown): unknown {
   if ('example' in media) return media.example;
-  const examples = resolve(document, media.examples);
-  if (!isObject(examples)) return undefined;
+  const examples = resolveRef(document, media.examples);
+  if (!isNode(examples)) return undefined;
   for (const example of Object.values(examples)) {
-    const resolved = resolve(document, example);
-    if (isObject(resolved) && 'value' in resolved) return resolved.value;
+    const resolved = resolveRef(document, example);
+    if (isNode(resolved) && 'value' in resolved) return resolved.value;
   }
   return undefined;
 }
 
-function parameterOf(raw: Json, document: JsonObject): (TryItParameter & { cookie?: true }) | undefined {
-  const parameter = resolve(document, raw);
-  if (!isObject(parameter) || typeof parameter.name !== 'string' || typeof parameter.in !== 'string') return undefined;
+function parameterOf(raw: unknown, document: unknown): (TryItParameter & { cookie?: true }) | undefined {
+  const parameter = resolveRef(document, raw);
+  if (!isNode(parameter) || typeof parameter.name !== 'string' || typeof parameter.in !== 'string') return undefined;
   if (parameter.in === 'cookie') return { name: parameter.name, in: 'header', required: false, cookie: true };
   if (parameter.in !== 'path' && parameter.in !== 'query' && parameter.in !== 'header') return undefined;
-  const schema = resolve(document, parameter.schema);
-  const item = isObject(schema) && schema.type === 'array' ? resolve(document, schema.items) : schema;
-  const values = isObject(item) && Array.isArray(item.enum) ? item.enum.map((value) => asText(value) ?? '') : undefined;
-  const example = asText(parameter.example) ?? (isObject(schema) ? asText(schema.default) : undefined);
+  const schema = resolveRef(document, parameter.schema);
+  const item = isNode(schema) && schema.type === 'array' ? resolveRef(document, schema.items) : schema;
+  const values = isNode(item) && Array.isArray(item.enum) ? item.enum.map((value) => asText(value) ?? '') : undefined;
+  const example = asText(parameter.example) ?? (isNode(schema) ? asText(schema.default) : undefined);
   return {
     name: parameter.name,
     in: parameter.in,
     required: parameter.required === true,
     ...(example !== undefined ? { example } : {}),
     ...(values ? { values } : {}),
-    ...(isObject(schema) && schema.type === 'array' && parameter.explode !== false ? { repeated: true } : {}),
+    ...(isNode(schema) && schema.type === 'array' && parameter.explode !== false ? { repeated: true } : {}),
     // The first paragraph: a hint under the field, not the whole text (Redoc shows that).
     ...(typeof parameter.description === 'string' ? { description: (parameter.description.trim().split(/\n\s*\n/)[0] ?? '').replace(/\s+/g, ' ') } : {}),
   };
@@ -112,49 +87,42 @@ function parameterOf(raw: Json, document: JsonObject): (TryItParameter & { cooki
 
 /** The panel's view of every operation of `document` (a bundled OpenAPI 3 document), in the contract's order. */
 export function tryItOperations(document: unknown): TryItOperation[] {
-  if (!isObject(document) || !isObject(document.paths)) return [];
-  const topSecurity = Array.isArray(document.security) ? document.security : [];
+  const topSecurity = isNode(document) && Array.isArray(document.security) ? document.security : [];
   const operations: TryItOperation[] = [];
-  for (const [path, rawItem] of Object.entries(document.paths)) {
-    const item = resolve(document, rawItem);
-    if (!isObject(item)) continue;
-    const shared = Array.isArray(item.parameters) ? item.parameters : [];
-    for (const method of HTTP_METHODS) {
-      const operation = item[method];
-      if (!isObject(operation) || typeof operation.operationId !== 'string') continue;
-      // An operation's own parameter replaces a path-level one of the same name and place.
-      const byKey = new Map<string, TryItParameter & { cookie?: true }>();
-      for (const raw of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])]) {
-        const parameter = parameterOf(raw, document);
-        if (parameter) byKey.set(`${parameter.cookie ? 'cookie' : parameter.in}:${parameter.name}`, parameter);
-      }
-      const all = [...byKey.values()];
-      const security = Array.isArray(operation.security) ? operation.security : topSecurity;
-      const requestBody = resolve(document, operation.requestBody);
-      const media = isObject(requestBody) && isObject(requestBody.content) ? resolve(document, requestBody.content['application/json']) : undefined;
-      const example = isObject(media) ? firstExample(media, document) : undefined;
-      operations.push({
-        operationId: operation.operationId,
-        method: method.toUpperCase(),
-        path,
-        summary: typeof operation.summary === 'string' ? operation.summary : operation.operationId,
-        deprecated: operation.deprecated === true,
-        // `[{}]` lets a caller go without a key: only a requirement that names a scheme needs one.
-        secured: security.some((requirement) => isObject(requirement) && Object.keys(requirement).length > 0),
-        parameters: all.filter((parameter) => !parameter.cookie),
-        ...(isObject(media) ? { body: example === undefined ? '' : JSON.stringify(example, null, 2) } : {}),
-        cookies: all.filter((parameter) => parameter.cookie).map((parameter) => parameter.name),
-      });
+  for (const { path, method, item, operation, operationId } of operationsOf(document)) {
+    if (operationId === undefined) continue;
+    // An operation's own parameter replaces a path-level one of the same name and place.
+    const byKey = new Map<string, TryItParameter & { cookie?: true }>();
+    for (const raw of [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(operation.parameters) ? operation.parameters : [])]) {
+      const parameter = parameterOf(raw, document);
+      if (parameter) byKey.set(`${parameter.cookie ? 'cookie' : parameter.in}:${parameter.name}`, parameter);
     }
+    const all = [...byKey.values()];
+    const security = Array.isArray(operation.security) ? operation.security : topSecurity;
+    const requestBody = resolveRef(document, operation.requestBody);
+    const media = isNode(requestBody) && isNode(requestBody.content) ? resolveRef(document, requestBody.content['application/json']) : undefined;
+    const example = isNode(media) ? firstExample(media, document) : undefined;
+    operations.push({
+      operationId,
+      method: method.toUpperCase(),
+      path,
+      summary: typeof operation.summary === 'string' ? operation.summary : operationId,
+      deprecated: operation.deprecated === true,
+      // `[{}]` lets a caller go without a key: only a requirement that names a scheme needs one.
+      secured: security.some((requirement) => isNode(requirement) && Object.keys(requirement).length > 0),
+      parameters: all.filter((parameter) => !parameter.cookie),
+      ...(isNode(media) ? { body: example === undefined ? '' : JSON.stringify(example, null, 2) } : {}),
+      cookies: all.filter((parameter) => parameter.cookie).map((parameter) => parameter.name),
+    });
   }
   return operations;
 }
 
 /** The API's base path from the contract's first server URL (`https://api.example/v1` → `/v1`). */
 export function basePathOf(document: unknown): string {
-  const servers = isObject(document) && Array.isArray(document.servers) ? document.servers : [];
+  const servers = isNode(document) && Array.isArray(document.servers) ? document.servers : [];
   const first = servers[0];
-  const url = isObject(first) && typeof first.url === 'string' ? first.url : '';
+  const url = isNode(first) && typeof first.url === 'string' ? first.url : '';
   try {
     return new URL(url, 'http://base.invalid').pathname.replace(/\/$/, '');
   } catch {

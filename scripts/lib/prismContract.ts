@@ -5,13 +5,7 @@
  * the same copy without starting the mock.
  */
 import { basePathOf, type OpenApiDocument } from '../../src/spec.js';
-
-type Operation = { deprecated?: boolean; responses?: Record<string, unknown> };
-
-function operationsOf(item: unknown): Operation[] {
-  if (typeof item !== 'object' || item === null) return [];
-  return Object.values(item).filter((op): op is Operation => typeof op === 'object' && op !== null && 'responses' in op);
-}
+import { isNode, operationsOf, resolveRef } from './operations.js';
 
 /**
  * The contract with every path prefixed by the base path of the first server URL (`/v1/pets`,
@@ -34,24 +28,13 @@ const PLAIN_DECIMAL = { integer: '^-?(0|[1-9][0-9]*)$', number: '^-?(0|[1-9][0-9
  * sees the text before Ajv coerces it for the second part, so the mock refuses the same values.
  */
 function requirePlainDecimal(document: OpenApiDocument): void {
-  const root = document as unknown as Record<string, unknown>;
-  const resolve = (node: unknown): Record<string, unknown> | undefined => {
-    let current = node;
-    for (let hops = 0; hops < 20 && typeof current === 'object' && current !== null && typeof (current as { $ref?: unknown }).$ref === 'string'; hops++) {
-      const ref = (current as { $ref: string }).$ref;
-      current = ref.replace(/^#\//, '').split('/').reduce<unknown>((n, key) => (typeof n === 'object' && n !== null ? (n as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
-    }
-    return typeof current === 'object' && current !== null ? (current as Record<string, unknown>) : undefined;
-  };
   const parameters: unknown[] = Object.values(document.components?.parameters ?? {});
-  for (const item of Object.values(document.paths ?? {})) {
-    parameters.push(...((item as { parameters?: unknown[] } | undefined)?.parameters ?? []));
-    for (const op of operationsOf(item)) parameters.push(...((op as { parameters?: unknown[] }).parameters ?? []));
-  }
-  for (const parameter of parameters) {
-    const param = parameter as { $ref?: unknown; schema?: unknown };
-    if (param.$ref !== undefined || typeof param.schema !== 'object' || param.schema === null) continue;
-    const type = resolve(param.schema)?.type;
+  for (const item of Object.values(document.paths ?? {})) parameters.push(...(item?.parameters ?? []));
+  for (const { operation } of operationsOf(document)) parameters.push(...(Array.isArray(operation.parameters) ? operation.parameters : []));
+  for (const param of parameters) {
+    if (!isNode(param) || param.$ref !== undefined || !isNode(param.schema)) continue;
+    const schema = resolveRef(document, param.schema);
+    const type = isNode(schema) ? schema.type : undefined;
     if (type !== 'integer' && type !== 'number') continue;
     param.schema = { allOf: [{ pattern: PLAIN_DECIMAL[type] }, param.schema] };
   }
@@ -83,14 +66,8 @@ function requirePlainDecimal(document: OpenApiDocument): void {
 export function forMock(document: OpenApiDocument): OpenApiDocument {
   const copy = withBasePathInPaths(document);
   requirePlainDecimal(copy);
-  const sharedResponses = (copy.components?.responses ?? {}) as Record<string, unknown>;
-  /** A response object of an operation, a shared one (`#/components/responses/<name>`) followed. */
-  const resolved = (response: unknown): unknown => {
-    const ref = typeof response === 'object' && response !== null && '$ref' in response ? (response as { $ref: unknown }).$ref : undefined;
-    return typeof ref === 'string' && ref.startsWith('#/components/responses/') ? sharedResponses[ref.slice('#/components/responses/'.length)] : response;
-  };
   const withoutHeaders = (response: unknown, status: string, deprecated: boolean) => {
-    const headers = typeof response === 'object' && response !== null && 'headers' in response ? (response as { headers?: Record<string, unknown> }).headers : undefined;
+    const headers = isNode(response) && isNode(response.headers) ? response.headers : undefined;
     if (!headers) return;
     // A deprecated operation's Link is its deprecation link (src/contract.ts reads it so too).
     if (!deprecated) delete headers.Link;
@@ -100,20 +77,18 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
       delete headers['RateLimit-Policy'];
     }
   };
-  for (const item of Object.values(copy.paths ?? {}) as Array<Record<string, unknown>>) {
+  for (const item of Object.values(copy.paths ?? {})) {
     // HEAD wherever GET is, as on the server: Prism answers only declared methods, and its HTTP
     // server drops the body of an answer to HEAD.
-    if (item.get !== undefined && item.head === undefined) {
-      const get = structuredClone(item.get) as { operationId?: string };
-      item.head = { ...get, operationId: `${get.operationId ?? 'get'}Head` };
-    }
-    for (const op of operationsOf(item)) {
-      const deprecated = op.deprecated === true;
-      delete op.deprecated;
-      if (op.responses) delete op.responses['422'];
-      // A shared response is edited where it is used, under the status it is used for.
-      for (const [status, response] of Object.entries(op.responses ?? {})) withoutHeaders(resolved(response), status, deprecated);
-    }
+    if (item?.get !== undefined && item.head === undefined) item.head = { ...structuredClone(item.get), operationId: `${item.get.operationId ?? 'get'}Head` };
+  }
+  for (const { operation } of operationsOf(copy)) {
+    const deprecated = operation.deprecated === true;
+    delete operation.deprecated;
+    if (!isNode(operation.responses)) continue;
+    delete operation.responses['422'];
+    // A shared response is edited where it is used, under the status it is used for.
+    for (const [status, response] of Object.entries(operation.responses)) withoutHeaders(resolveRef(copy, response), status, deprecated);
   }
   return copy;
 }

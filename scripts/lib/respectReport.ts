@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { projectRoot } from '../../src/paths.js';
+import { isNode } from './operations.js';
 
 export interface CheckResult {
   name: string;
@@ -34,12 +35,9 @@ export interface WorkflowResult {
 
 export class ReportError extends Error {}
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 function field(record: Record<string, unknown>, name: string): Record<string, unknown> {
   const value = record[name];
-  if (!isRecord(value)) throw new ReportError(`"${name}" is not an object`);
+  if (!isNode(value)) throw new ReportError(`"${name}" is not an object`);
   return value;
 }
 function list(record: Record<string, unknown>, name: string): unknown[] {
@@ -53,10 +51,10 @@ function text(record: Record<string, unknown>, name: string): string {
 }
 
 function readWorkflow(file: string, raw: unknown): WorkflowResult {
-  if (!isRecord(raw)) throw new ReportError('a workflow is not an object');
+  if (!isNode(raw)) throw new ReportError('a workflow is not an object');
   const workflow: WorkflowResult = { file, workflowId: text(raw, 'workflowId'), steps: [], nested: [] };
   for (const item of list(raw, 'executedSteps')) {
-    if (!isRecord(item)) throw new ReportError('a step is not an object');
+    if (!isNode(item)) throw new ReportError('a step is not an object');
     if (Array.isArray(item.executedSteps)) {
       workflow.nested.push(readWorkflow(file, item));
       continue;
@@ -64,7 +62,7 @@ function readWorkflow(file: string, raw: unknown): WorkflowResult {
     const request = field(item, 'request');
     const response = field(item, 'response');
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(isRecord(response.headers) ? response.headers : {})) headers[name.toLowerCase()] = String(value);
+    for (const [name, value] of Object.entries(isNode(response.headers) ? response.headers : {})) headers[name.toLowerCase()] = String(value);
     workflow.steps.push({
       workflowId: text(item, 'workflowId') || workflow.workflowId,
       stepId: text(item, 'stepId'),
@@ -74,7 +72,7 @@ function readWorkflow(file: string, raw: unknown): WorkflowResult {
       headers,
       body: response.body,
       checks: list(item, 'checks').map((check) => {
-        if (!isRecord(check)) throw new ReportError('a check is not an object');
+        if (!isNode(check)) throw new ReportError('a check is not an object');
         return { name: text(check, 'name'), passed: check.passed === true, severity: text(check, 'severity') || 'error', message: text(check, 'message') };
       }),
     });
@@ -84,9 +82,9 @@ function readWorkflow(file: string, raw: unknown): WorkflowResult {
 
 export function readReport(path: string): WorkflowResult[] {
   const report: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  if (!isRecord(report)) throw new ReportError('the report is not an object');
+  if (!isNode(report)) throw new ReportError('the report is not an object');
   return Object.entries(field(report, 'files')).flatMap(([file, result]) => {
-    if (!isRecord(result)) throw new ReportError(`the result of ${file} is not an object`);
+    if (!isNode(result)) throw new ReportError(`the result of ${file} is not an object`);
     return list(result, 'executedWorkflows').map((workflow) => readWorkflow(file, workflow));
   });
 }
@@ -95,10 +93,10 @@ export function readReport(path: string): WorkflowResult[] {
 export function stepDescriptions(file: string): Map<string, string> {
   const descriptions = new Map<string, string>();
   const document: unknown = parseYaml(readFileSync(join(projectRoot, file), 'utf8'));
-  for (const workflow of isRecord(document) && Array.isArray(document.workflows) ? document.workflows : []) {
-    if (!isRecord(workflow)) continue;
+  for (const workflow of isNode(document) && Array.isArray(document.workflows) ? document.workflows : []) {
+    if (!isNode(workflow)) continue;
     for (const step of Array.isArray(workflow.steps) ? workflow.steps : []) {
-      if (isRecord(step) && typeof step.description === 'string') descriptions.set(`${text(workflow, 'workflowId')}/${text(step, 'stepId')}`, step.description.trim().replace(/\s+/g, ' '));
+      if (isNode(step) && typeof step.description === 'string') descriptions.set(`${text(workflow, 'workflowId')}/${text(step, 'stepId')}`, step.description.trim().replace(/\s+/g, ' '));
     }
   }
   return descriptions;
@@ -118,7 +116,7 @@ export function describeCheck(check: CheckResult): string {
     parsed = undefined;
   }
   // A jsonpath criterion is reported with its condition alone; its context is the body in these workflows.
-  if (!isRecord(parsed)) return kind === 'jsonpath' ? `$response.body matches the JSONPath ${written ?? ''}` : `${check.name}: ${message}`;
+  if (!isNode(parsed)) return kind === 'jsonpath' ? `$response.body matches the JSONPath ${written ?? ''}` : `${check.name}: ${message}`;
   const condition = typeof parsed.condition === 'string' ? parsed.condition : '';
   const context = typeof parsed.context === 'string' ? parsed.context : '';
   const shown = parsed.type === 'regex' ? `${context} matches /${condition}/` : parsed.type === 'jsonpath' ? `${context} matches the JSONPath ${condition}` : condition;

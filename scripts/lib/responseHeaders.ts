@@ -6,6 +6,7 @@
  * two, and generated/operations.ts repeats it as the `HeaderKind` type the client checks against.
  */
 import type { OpenApiDocument } from '../../src/spec.js';
+import { isNode, resolveRef, type Node } from './operations.js';
 
 /** Every kind of header value the client can parse. A header of no known kind is `string`. */
 export const HEADER_KINDS = [
@@ -67,25 +68,13 @@ const WELL_KNOWN: Record<string, { kind: HeaderKind; property?: string }> = {
 /** The query parameter a `rel="next"` link carries the next page's position in. */
 const CURSOR_PARAMETER = 'cursor';
 
-type Node = Record<string, unknown>;
-
-const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Follows local `$ref`s (`#/components/...`) of the bundled document until a non-reference. */
+/** Follows local `$ref`s of the bundled document; one that leads nowhere fails rather than leave its headers out. */
 function resolver(document: OpenApiDocument): (value: unknown) => Node | undefined {
-  const follow = (value: unknown, seen: ReadonlySet<string>): Node | undefined => {
-    if (!isNode(value)) return undefined;
-    const ref = value.$ref;
-    if (typeof ref !== 'string') return value;
-    if (!ref.startsWith('#/') || seen.has(ref)) throw new Error(`Cannot resolve ${ref}: only local, acyclic references are supported`);
-    let target: unknown = document;
-    for (const segment of ref.slice(2).split('/')) {
-      target = isNode(target) ? target[segment.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
-    }
-    if (target === undefined) throw new Error(`${ref} points at nothing`);
-    return follow(target, new Set([...seen, ref]));
+  return (value) => {
+    const target = resolveRef(document, value);
+    if (isNode(value) && typeof value.$ref === 'string' && (!isNode(target) || '$ref' in target)) throw new Error(`Cannot resolve ${value.$ref}: only local, acyclic references to an object are supported`);
+    return isNode(target) ? target : undefined;
   };
-  return (value) => follow(value, new Set());
 }
 
 /** `RateLimit-Policy` → `rateLimitPolicy`, `WWW-Authenticate` → `wwwAuthenticate`, `X-Request-ID` → `xRequestId`. */
