@@ -18,10 +18,10 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { isoDay } from '../src/instant.js';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
 import { commandLine } from './lib/commandLine.js';
+import { day } from './lib/docsContract.js';
 import { bundleSpec } from './lib/redocly.js';
 import { HEADER_KINDS, responseHeadersOf, type HeaderFact, type StatusHeaders } from './lib/responseHeaders.js';
 
@@ -47,13 +47,6 @@ const specPath = join(root, 'spec', 'openapi.yaml');
 async function types(document: OpenApiDocument): Promise<string> {
   const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], { silent: true, defaultNonNullable: false });
   return HEADER + astToString(ast);
-}
-
-/** `2030-12-05` for a midnight UTC instant (a sunset is a day), the full instant otherwise. */
-function day(iso: string): string {
-  const at = Date.parse(iso);
-  if (Number.isNaN(at)) return iso;
-  return isoDay(at);
 }
 
 /** Text safe inside a JSDoc block: one line, and no `*\/` to end the comment early. */
@@ -218,7 +211,7 @@ ${names.map((name) => `  ${JSON.stringify(name)}: ${id(name)},`).join('\n')}
 `;
 }
 
-const bundled = bundleSpec(specPath);
+const bundled = await bundleSpec(specPath);
 const document = JSON.parse(bundled) as OpenApiDocument;
 const outputs = new Map<string, string>([
   [join(root, 'generated', 'openapi.json'), bundled],

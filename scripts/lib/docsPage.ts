@@ -29,7 +29,7 @@ import type { DocsDocument } from './docsContract.js';
 import { DOCS_PAGE_CSP, scriptJson } from './docsHtml.js';
 import { BAR_CSS, BAR_HEIGHT_PX } from './docsMenu.js';
 import type { TryItConfig } from './docsTryIt.js';
-import { redoclyOutputAsync } from './redocly.js';
+import { redoclyOutput } from './redocly.js';
 
 /** Stands in for the Redocly logo of the attribution badge, which Redoc fetches from cdn.redoc.ly. */
 const REDOCLY_WORDMARK =
@@ -87,7 +87,7 @@ export async function renderRedoc(document: DocsDocument, cacheDir: string): Pro
   try {
     const input = join(dir, 'openapi.json');
     writeFileSync(input, json);
-    const page = await redoclyOutputAsync('build-docs', input, 'index.html', BUILD_DOCS_ARGS);
+    const page = await redoclyOutput('build-docs', input, 'index.html', BUILD_DOCS_ARGS);
     mkdirSync(cacheDir, { recursive: true });
     // Renamed into place: a concurrent run reads a whole entry or none.
     const temp = `${cacheFile}.${process.pid}.tmp`;

@@ -1,12 +1,9 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
-
-type RedoclyCommand = 'bundle' | 'build-docs';
 
 export const redocly = join(projectRoot, 'node_modules', '.bin', 'redocly');
 /** Redocly CLI without telemetry or the update check (which would ask the npm registry). */
@@ -20,43 +17,23 @@ export const redoclyEnv = (): NodeJS.ProcessEnv => ({ ...process.env, REDOCLY_TE
  * first problem is not pushed off a newcomer's screen.
  */
 export const isRedoclyNoticeLine = (line: string): boolean => /^\s*[╔║╚]/.test(line);
-const redoclyArgs = (command: RedoclyCommand, input: string, extraArgs: readonly string[], out: string) => [command, input, ...extraArgs, '--output', out];
-
-function redoclyFailure(command: RedoclyCommand, input: string, error: unknown): Error {
-  const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-  return new Error(`redocly ${command} ${input} failed:\n${stdout ?? ''}${stderr ?? String(error)}`);
-}
 
 /**
  * Runs one Redocly CLI command that writes a file, and returns that file's text. The scripts
  * that bundle the spec or render the docs all go through here, so the CLI is called one way:
  * from the project root (redocly.yaml applies), without telemetry or the update check (which
- * would ask the npm registry), with its own output shown only when it fails.
+ * would ask the npm registry), with its own output shown only when it fails. Without blocking:
+ * the docs render every contract version side by side.
  */
-export function redoclyOutput(command: RedoclyCommand, input: string, outputName: string, extraArgs: readonly string[] = []): string {
-  const dir = mkdtempSync(join(tmpdir(), `animal-store-redocly-`));
+export async function redoclyOutput(command: 'bundle' | 'build-docs', input: string, outputName: string, extraArgs: readonly string[] = []): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `animal-store-redocly-`));
   try {
     const out = join(dir, outputName);
     try {
-      execFileSync(redocly, redoclyArgs(command, input, extraArgs, out), { cwd: projectRoot, env: redoclyEnv(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+      await promisify(execFile)(redocly, [command, input, ...extraArgs, '--output', out], { cwd: projectRoot, env: redoclyEnv(), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
     } catch (error) {
-      throw redoclyFailure(command, input, error);
-    }
-    return readFileSync(out, 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** The same as redoclyOutput, without blocking: for runs side by side (the docs render every contract version). */
-export async function redoclyOutputAsync(command: RedoclyCommand, input: string, outputName: string, extraArgs: readonly string[] = []): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), `animal-store-redocly-`));
-  try {
-    const out = join(dir, outputName);
-    try {
-      await promisify(execFile)(redocly, redoclyArgs(command, input, extraArgs, out), { cwd: projectRoot, env: redoclyEnv(), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
-    } catch (error) {
-      throw redoclyFailure(command, input, error);
+      const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+      throw new Error(`redocly ${command} ${input} failed:\n${stdout ?? ''}${stderr ?? String(error)}`);
     }
     return await readFile(out, 'utf8');
   } finally {
@@ -65,6 +42,6 @@ export async function redoclyOutputAsync(command: RedoclyCommand, input: string,
 }
 
 /** The spec at `file` as one JSON document with every $ref resolved into it, as generate writes it. */
-export function bundleSpec(file: string): string {
-  return redoclyOutput('bundle', file, 'openapi.json').trimEnd() + '\n';
+export async function bundleSpec(file: string): Promise<string> {
+  return (await redoclyOutput('bundle', file, 'openapi.json')).trimEnd() + '\n';
 }
