@@ -12,13 +12,15 @@
  */
 import { isoInstant } from '../../src/instant.js';
 import { loadContract } from './contractDiff.js';
+import { isNode, operationsOf } from './operations.js';
 
 export const CONTRACT_DATE = 'CONTRACT_DATE';
 /** How long before its sunset the lint step starts warning about a deprecated operation. */
 export const WARNING_DAYS = 90;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+/** YYYY-MM-DD of the UTC day holding the instant `at`. */
+const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
 
 /** The day the rules are judged on. */
 export interface ContractDay {
@@ -34,16 +36,17 @@ export class ContractDateError extends Error {}
 /** CONTRACT_DATE when set, else today's date in UTC; throws ContractDateError for a value that is not YYYY-MM-DD. */
 export function contractDay(env: Readonly<Record<string, string | undefined>> = process.env, now: number = Date.now()): ContractDay {
   const value = env[CONTRACT_DATE];
-  if (value === undefined || value === '') {
-    const date = new Date(now).toISOString().slice(0, 10);
-    return { date, start: Date.parse(`${date}T00:00:00Z`) };
-  }
+  if (value === undefined || value === '') return { date: dayOf(now), start: Math.floor(now / DAY_MS) * DAY_MS };
+  const start = dayStart(value);
+  if (Number.isNaN(start)) throw new ContractDateError(`${CONTRACT_DATE} must be a calendar date in the form YYYY-MM-DD (a UTC day, e.g. 2030-12-06), not ${JSON.stringify(value)}.`);
+  return { date: value, start };
+}
+
+/** 00:00 UTC of `value` when it is a calendar date written YYYY-MM-DD, else NaN. */
+export function dayStart(value: string): number {
   const start = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
   // Date.parse rolls 2030-02-30 over to March; a date that does not round-trip is not one.
-  if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== value) {
-    throw new ContractDateError(`${CONTRACT_DATE} must be a calendar date in the form YYYY-MM-DD (a UTC day, e.g. 2030-12-06), not ${JSON.stringify(value)}.`);
-  }
-  return { date: value, start };
+  return !Number.isNaN(start) && dayOf(start) === value ? start : Number.NaN;
 }
 
 /** One operation of a document, with its deprecation markers as written. */
@@ -56,12 +59,10 @@ export interface Operation {
   sunsetAt: number;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** `GET /pets/{petId}`. */
-export const where = (op: Operation) => `${op.method.toUpperCase()} ${op.path}`;
+export const where = (op: { method: string; path: string }) => `${op.method.toUpperCase()} ${op.path}`;
 /** The sunset's day, as the server's 410 names it. */
-export const sunsetDate = (op: Operation) => new Date(op.sunsetAt).toISOString().slice(0, 10);
+export const sunsetDate = (op: Operation) => dayOf(op.sunsetAt);
 /** The sunset as the spec writes it: 2030-12-05T00:00:00Z. */
 export const sunsetInstant = (op: Operation) => isoInstant(op.sunsetAt);
 /** Only a deprecated operation has a sunset the server acts on (src/http/deprecation.ts). */
@@ -69,27 +70,17 @@ export const sunsetPassed = (op: Operation, day: ContractDay) => op.deprecated &
 /** 00:00 UTC of the first day on which the sunset has passed (whole days since the epoch are UTC midnights). */
 const firstDayPast = (op: Operation) => Math.ceil(op.sunsetAt / DAY_MS) * DAY_MS;
 /** The first day on which the sunset has passed: the sunset's own day when it is at 00:00 UTC, else the next. */
-export const removableFrom = (op: Operation) => new Date(firstDayPast(op)).toISOString().slice(0, 10);
+export const removableFrom = (op: Operation) => dayOf(firstDayPast(op));
 
-/** Every operation of an OpenAPI document (parsed, path items inline or dereferenced). */
-export function operationsOf(document: unknown): Operation[] {
-  const paths = isRecord(document) && isRecord(document.paths) ? document.paths : {};
-  return Object.entries(paths).flatMap(([path, item]) =>
-    METHODS.flatMap((method) => {
-      const op = isRecord(item) ? item[method] : undefined;
-      if (!isRecord(op)) return [];
-      const sunset = op['x-sunset'];
-      return [
-        {
-          operationId: typeof op.operationId === 'string' ? op.operationId : '(no operationId)',
-          method,
-          path,
-          deprecated: op.deprecated === true,
-          sunsetAt: typeof sunset === 'string' ? Date.parse(sunset) : Number.NaN,
-        },
-      ];
-    }),
-  );
+/** Every operation of an OpenAPI document (parsed, path items inline or dereferenced), with its deprecation markers. */
+function deprecationsOf(document: unknown): Operation[] {
+  return [...operationsOf(document)].map(({ operationId, method, path, operation }) => ({
+    operationId: operationId ?? '(no operationId)',
+    method,
+    path,
+    deprecated: operation.deprecated === true,
+    sunsetAt: typeof operation['x-sunset'] === 'string' ? Date.parse(operation['x-sunset']) : Number.NaN,
+  }));
 }
 
 /** What the gate does with the operations one comparison removes. */
@@ -108,19 +99,16 @@ export interface SunsetRemovals {
  * released contract promised counts: a working spec cannot move it earlier.
  */
 export function sunsetRemovals(before: unknown, after: unknown, day: ContractDay): SunsetRemovals {
-  const afterPaths = isRecord(after) && isRecord(after.paths) ? after.paths : {};
-  const beforeOps = operationsOf(before);
-  const stays = (op: Operation) => {
-    const item = afterPaths[op.path];
-    return isRecord(item) && isRecord(item[op.method]);
-  };
-  const removed = beforeOps.filter((op) => !stays(op));
+  const afterPaths = isNode(after) && isNode(after.paths) ? after.paths : {};
+  const beforeOps = deprecationsOf(before);
+  const kept = new Set([...operationsOf(after)].map(where));
+  const removed = beforeOps.filter((op) => !kept.has(where(op)));
   const excused = removed.filter((op) => sunsetPassed(op, day));
   const early = removed.filter((op) => op.deprecated && !Number.isNaN(op.sunsetAt) && !sunsetPassed(op, day));
   const isExcused = (path: string, method: string) => excused.some((op) => op.path === path && op.method === method);
   // A path item that went with its operations takes its own fields along (summary, shared
   // parameters); they are excused only when every operation it had was.
-  const pathGone = (path: string) => !isRecord(afterPaths[path]) && beforeOps.some((op) => op.path === path) && beforeOps.filter((op) => op.path === path).every((op) => isExcused(op.path, op.method));
+  const pathGone = (path: string) => !isNode(afterPaths[path]) && beforeOps.some((op) => op.path === path) && beforeOps.filter((op) => op.path === path).every((op) => isExcused(op.path, op.method));
   return {
     excused,
     early,
@@ -138,33 +126,30 @@ export interface CalendarReport {
   summary: string;
 }
 
-/** Deprecated operations of `document` against the calendar, `file` naming it in messages. */
-export function sunsetCalendar(document: unknown, day: ContractDay, file = 'spec/openapi.yaml'): CalendarReport {
+/**
+ * Reads `file` (YAML or JSON, path items may be $refs to other files, never URLs) and checks its
+ * deprecated operations against the calendar, `name` naming it in messages.
+ */
+export async function checkSunsetCalendar(file: string, day: ContractDay, name = file): Promise<CalendarReport> {
   // A deprecated operation without a valid x-sunset is redocly's to refuse (deprecation-complete, deprecation-dates).
-  const deprecated = operationsOf(document).filter((op) => op.deprecated && !Number.isNaN(op.sunsetAt));
+  const deprecated = deprecationsOf(await loadContract(file)).filter((op) => op.deprecated && !Number.isNaN(op.sunsetAt));
   const report: CalendarReport = { warnings: [], errors: [], summary: '' };
   for (const op of deprecated) {
     const days = (firstDayPast(op) - day.start) / DAY_MS;
     if (sunsetPassed(op, day)) {
       report.errors.push(
-        `${op.operationId} (${where(op)}) reached its sunset at ${sunsetInstant(op)} and is still in ${file} on ${day.date}: remove it from the contract now; the server already answers it 410 Gone.`,
+        `${op.operationId} (${where(op)}) reached its sunset at ${sunsetInstant(op)} and is still in ${name} on ${day.date}: remove it from the contract now; the server already answers it 410 Gone.`,
       );
     } else if (days <= WARNING_DAYS) {
       report.warnings.push(
-        `warning: ${op.operationId} (${where(op)}) reaches its sunset on ${sunsetDate(op)}, ${days} day${days === 1 ? '' : 's'} after ${day.date}: the server answers it 410 Gone from then on; remove it from ${file} on ${removableFrom(op)} or later (the breaking-change gate allows it from that day).`,
+        `warning: ${op.operationId} (${where(op)}) reaches its sunset on ${sunsetDate(op)}, ${days} day${days === 1 ? '' : 's'} after ${day.date}: the server answers it 410 Gone from then on; remove it from ${name} on ${removableFrom(op)} or later (the breaking-change gate allows it from that day).`,
       );
     }
   }
   const list = deprecated.map((op) => `${op.operationId} ${sunsetDate(op)}`).join(', ');
   report.summary =
     deprecated.length === 0
-      ? `No deprecated operation in ${file}.`
-      : `${deprecated.length} deprecated operation${deprecated.length === 1 ? '' : 's'} in ${file} (${list}); on ${day.date}, ${report.errors.length} past the sunset, ${report.warnings.length} within ${WARNING_DAYS} days of it.`;
+      ? `No deprecated operation in ${name}.`
+      : `${deprecated.length} deprecated operation${deprecated.length === 1 ? '' : 's'} in ${name} (${list}); on ${day.date}, ${report.errors.length} past the sunset, ${report.warnings.length} within ${WARNING_DAYS} days of it.`;
   return report;
-}
-
-/** Reads `file` (YAML or JSON, path items may be $refs to other files, never URLs) and checks its calendar. */
-export async function checkSunsetCalendar(file: string, day: ContractDay, name = file): Promise<CalendarReport> {
-  const document: unknown = await loadContract(file);
-  return sunsetCalendar(document, day, name);
 }
