@@ -13,6 +13,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { startProcess } from './processes.js';
 
@@ -94,13 +95,7 @@ export function bundledServerArgs(): string[] {
   return nodeArgs;
 }
 
-function mtimeMs(file: string): number | undefined {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return undefined;
-  }
-}
+const mtimeMs = (file: string): number | undefined => statSync(file, { throwIfNoEntry: false })?.mtimeMs;
 
 /** Every file under `path` (or `path` itself), for inputs given as folders. */
 function filesUnder(path: string): string[] {
@@ -143,8 +138,6 @@ export function bundleStaleness(): string | undefined {
   }
   return undefined;
 }
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
  * Holds the build lock while `work` runs. A lock older than `staleMs` is a crashed builder's. A

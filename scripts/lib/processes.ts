@@ -4,10 +4,12 @@
  *
  * Why ours: execa would spawn and capture, get-port would pick a port and wait-on would poll, but
  * each covers one of these, and none fails fast with the child's output when the child dies
- * before it answers, which is what a test or a script needs to report. This is ~120 lines.
+ * before it answers, which is what a test or a script needs to report.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Exit {
   code: number | null;
@@ -55,20 +57,12 @@ export function startProcess(command: string, args: readonly string[], options: 
 }
 
 /** A TCP port that was free a moment ago on `host` (the OS picks it). */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ host, port: 0 }, () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        server.close();
-        reject(new Error('no port assigned'));
-        return;
-      }
-      server.close(() => resolve(address.port));
-    });
-  });
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const server = createServer().listen({ host, port: 0 });
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((closed) => server.close(closed));
+  return port;
 }
 
 /**
@@ -83,7 +77,7 @@ export async function waitForHttp(url: string, proc: RunningProcess, init: Reque
     try {
       return await fetch(url, init);
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      await sleep(intervalMs);
     }
   }
 }
@@ -96,20 +90,14 @@ export async function waitForOutput(proc: RunningProcess, pattern: RegExp, limit
     if (match) return match[1] ?? match[0];
     if (!proc.running()) throw new Error(`The process exited before printing ${pattern}:\n${proc.output()}`);
     if (Date.now() > deadline) throw new Error(`No ${pattern} in the output within ${limitMs} ms:\n${proc.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 
 /** Whether something accepts TCP connections on host:port right now. */
-export function isListening(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
+export async function isListening(host: string, port: number): Promise<boolean> {
+  const socket = connect({ host, port });
+  return once(socket, 'connect').then(() => true, () => false).finally(() => socket.destroy());
 }
 
 /** Whether any process of the group led by `pid` (a child started with `detached: true`) is still alive. */
@@ -126,7 +114,7 @@ export function processGroupAlive(pid: number): boolean {
 export async function waitForPort(host: string, port: number, gaveUp: () => boolean): Promise<boolean> {
   while (!gaveUp()) {
     if (await isListening(host, port)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   return false;
 }
