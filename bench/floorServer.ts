@@ -9,8 +9,8 @@
  *   bench sends are understood (`/v1/pets?limit=20`, `/v1/pets/<id>`): the cheapest honest
  *   answer this store and this contract allow on this machine.
  * - `FLOOR_ROUTER=openapi-backend`: openapi-backend, configured as the server configures it
- *   (../src/http/validation.ts, ../src/http/security.ts), routes, parses, checks the key and
- *   validates; our adapter (../src/http/api.ts and the responder's contract check and header
+ *   (../src/http/validation.ts, ../src/http/security.ts), routes, parses and checks the key, and
+ *   its compiled validators validate as the server calls them; our adapter (../src/http/api.ts and the responder's contract check and header
  *   merging) is left out.
  *
  * So the server's ratio against these two says what each layer costs under the same load.
@@ -46,7 +46,7 @@ const database = await openDatabase(config);
 const keys = new KeyCache(createApiKeyStore(database.db), { refreshMs: config.keyRefreshMs, maxStaleMs: 5000, onRefreshError: () => undefined });
 await keys.startRefreshing();
 const deps: HandlerDeps = { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath };
-const deprecations = new Deprecations(operationsOf(document)).headers();
+const deprecations = new Deprecations(operationsOf(document));
 const logger = createLogger('silent');
 
 /** The contract's 200, tagged (every read the bench sends is a conditional operation's), or the handler's answer as it is. */
@@ -57,7 +57,7 @@ function write(exchange: Exchange, operationId: string, answer: Answer): void {
   }
   const text = answer.body instanceof JsonText ? answer.body.text : JSON.stringify(answer.body);
   const own = answer.headers ?? {};
-  answerJson(exchange, 200, new JsonText(text), { ...own, ETag: entityTag(text, own), ...deprecations.get(operationId) }, REVALIDATE);
+  answerJson(exchange, 200, new JsonText(text), { ...own, ETag: entityTag(text, own), ...deprecations.get(operationId)?.headers }, REVALIDATE);
 }
 
 const authorised = (header: string | undefined): string | undefined => {
@@ -86,13 +86,17 @@ function byHand(exchange: Exchange): void {
 const backend = createOpenApiBackend(document, basePath);
 const routed = (operationId: 'listPets' | 'getPet') => async (context: Context, exchange: Exchange) => {
   const { request } = context;
+  if (backend.validator.validateRequest(request, context.operation, request).errors) {
+    exchange.res.writeHead(400, { 'Content-Length': '0' }).end();
+    return;
+  }
   const parts = { path: request.params, query: request.query, header: {}, cookie: {}, body: undefined, caller: callerOf(context) };
   // Each operation's handler typed as the server's adapter types it (../src/http/api.ts).
   const handler = handlers[operationId] as (parts: unknown, deps: HandlerDeps) => Promise<Answer>;
   write(exchange, operationId, await handler(parts, deps));
 };
 const bare = (status: number) => (_context: Context, exchange: Exchange) => exchange.res.writeHead(status, { 'Content-Length': '0' }).end();
-backend.register({ listPets: routed('listPets'), getPet: routed('getPet'), notFound: bare(404), methodNotAllowed: bare(405), notImplemented: bare(501), validationFail: bare(400), unauthorizedHandler: bare(401) });
+backend.register({ listPets: routed('listPets'), getPet: routed('getPet'), notFound: bare(404), methodNotAllowed: bare(405), notImplemented: bare(501), unauthorizedHandler: bare(401) });
 registerSecurityHandlers(backend, document, keys);
 backend.init();
 

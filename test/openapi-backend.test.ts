@@ -45,19 +45,20 @@ type Seen = { operationId: string | undefined; params: unknown; query: unknown; 
 function backend() {
   const api = createOpenApiBackend(document, '/v1');
   api.init();
-  const seen = (context: Context): Seen => ({
-    operationId: context.operation.operationId,
-    params: context.request.params,
-    query: context.request.query,
-    headers: context.request.headers as Record<string, unknown>,
-    cookies: context.request.cookies,
-  });
-  api.register({
-    getThing: seen,
-    getSpecial: seen,
-    getXThing: seen,
-    validationFail: (context: Context): Seen => ({ errors: detailsOf(context.validation.errors ?? []) }),
-  });
+  // handleRequest routes, parses and checks keys; the request is validated in place after it, as
+  // src/http/api.ts does once the body is read.
+  const seen = (context: Context): Seen => {
+    const { errors } = api.validator.validateRequest(context.request, context.operation, context.request);
+    if (errors) return { errors: detailsOf(errors) };
+    return {
+      operationId: context.operation.operationId,
+      params: context.request.params,
+      query: context.request.query,
+      headers: context.request.headers as Record<string, unknown>,
+      cookies: context.request.cookies,
+    };
+  };
+  api.register({ getThing: seen, getSpecial: seen, getXThing: seen });
   return api;
 }
 

@@ -1,11 +1,17 @@
 /**
- * The API under the base path, on node:http, routed by openapi-backend: it matches the
- * operation (404, 405), parses path, query, header and cookie parameters as the spec declares
- * them, runs the security handler of each scheme the operation requires (./security.ts), then
- * validates, and calls the handler registered for the operationId. This module only adapts:
- * it reads the body once security has passed (so a bad key costs no body byte), throws each of
- * openapi-backend's refusing outcomes as a Refusal (./refusal.ts) for the responder's one
- * sendError, and sends each handler's typed result.
+ * The API under the base path, on node:http: one pass through the request, each concern visited
+ * once, in this order (docs/architecture.md draws it):
+ *
+ *   1. what is refused before routing (a doubled Authorization, a trailing slash);
+ *   2. openapi-backend's handleRequest: the operation match (404, 405), the parameters parsed as the
+ *      spec declares them, the security handler of each scheme the operation requires (./security.ts);
+ *   3. then ours, in serveOperation: a failed key check (401, 503), the deprecation (./deprecation.ts:
+ *      its headers, its 410), the rate limit (429), the body (./body.ts), validation with
+ *      openapi-backend's compiled validators (400), the handler, and its answer (./respond.ts).
+ *
+ * openapi-backend stops after the key check (every operation's handler there only hands its context
+ * back), so the body is read only once the key is known good, and validated after it is read. Each
+ * refusal is thrown as a Refusal (./refusal.ts) and answered in one place, the responder's sendError.
  *
  * Why not Express here: its per-request machinery (prototype swaps, its router, res.json) costs
  * more CPU than a whole listPets, and the performance budget cannot be met through it. Express
@@ -16,16 +22,15 @@ import { redactApiKeys } from '../auth/apiKey.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import type { OpenApiDocument } from '../spec.js';
 import { readJsonBody } from './body.js';
-import { setAhead, type Exchange } from './exchange.js';
+import type { Exchange } from './exchange.js';
 import type { Deprecations } from './deprecation.js';
 import type { RateLimiter } from './rateLimit.js';
-import type { Responder } from './respond.js';
+import { setAhead, type HandlerResult, type Responder } from './respond.js';
 import { Refusal } from './refusal.js';
 import { callerOf, registerSecurityHandlers, unauthorized, type KeyChecker } from './security.js';
 import { detailsOf, summariseDetails } from './validation.js';
 
-type Result = { status: number; body: unknown; headers?: Record<string, string> | undefined };
-type AnyHandler = (request: HandlerRequestParts, deps: HandlerDeps) => Promise<Result>;
+type AnyHandler = (request: HandlerRequestParts, deps: HandlerDeps) => Promise<HandlerResult>;
 type Detail = ReturnType<typeof detailsOf>[number];
 
 /** What a handler receives; ../contract.ts types it per operation. */
@@ -49,10 +54,8 @@ export interface ApiOptions {
   basePath: string;
   /** RATE_LIMIT set: each request with a valid key is counted (./rateLimit.ts); undefined: no limits, no cost. */
   rateLimit?: Pick<RateLimiter, 'consume'> | undefined;
-  /** The deprecated operations: their headers on a 401, their 410s (brownouts, past the sunset). */
+  /** The deprecated operations: their headers, their 410s (brownouts, past the sunset), their calls heard. */
   deprecations: Deprecations;
-  /** Each call of a deprecated operation, once routed (a 401 included: `caller` undefined then). */
-  onDeprecatedCall?: ((operationId: string, caller: string | undefined, at: number) => void) | undefined;
 }
 
 export interface Api {
@@ -115,21 +118,6 @@ function methodOf(exchange: Exchange): string {
   return exchange.req.method ?? 'GET';
 }
 
-/**
- * The operations whose reads are conditional, from the contract: a GET whose 200 declares an
- * `ETag` header and which declares a 304. Their 200s are tagged and If-None-Match is answered
- * (./etag.ts); a later GET that declares the same gets it without code.
- */
-function conditionalOperations(backend: OpenAPIBackend): Set<string> {
-  const conditional = new Set<string>();
-  for (const operation of backend.getOperations()) {
-    const responses = (operation.responses ?? {}) as Record<string, { headers?: Record<string, unknown> } | undefined>;
-    const tagged = Object.keys(responses['200']?.headers ?? {}).some((name) => name.toLowerCase() === 'etag');
-    if (operation.method === 'get' && operation.operationId && tagged && responses['304'] !== undefined) conditional.add(operation.operationId);
-  }
-  return conditional;
-}
-
 /** Header and cookie parameters as the spec names them, picked from what openapi-backend parsed. */
 function declaredParameters(operation: Operation, where: 'header' | 'cookie', values: Record<string, unknown>): Record<string, unknown> {
   const picked: Record<string, unknown> = {};
@@ -156,8 +144,8 @@ async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange:
 }
 
 /**
- * Reads the request body of an operation that declares one into openapi-backend's request, which
- * it then validates (and fills defaults into; see patches/). Undefined when there is no body.
+ * Reads the request body of an operation that declares one into openapi-backend's parsed request,
+ * which is then validated (and filled with defaults; see patches/). Undefined when there is no body.
  */
 function readBody(context: Context, exchange: Exchange): Promise<void> | undefined {
   if (exchange.body === 'none') return undefined;
@@ -168,50 +156,64 @@ function readBody(context: Context, exchange: Exchange): Promise<void> | undefin
   });
 }
 
+/** Whether openapi-backend's security handlers left the operation's requirements unsatisfied. */
+function refusedByKeyCheck(context: Context): boolean {
+  const security = context.security as { authorized?: boolean } | undefined;
+  return security?.authorized === false && (context.operation.security ?? []).length > 0;
+}
+
 export function createApi(options: ApiOptions): Api {
-  const { backend, responder, rateLimit, deprecations, onDeprecatedCall } = options;
+  const { backend, responder, rateLimit, deprecations } = options;
   const handlerMap = options.handlers as unknown as Record<string, AnyHandler>;
-  const conditional = conditionalOperations(backend);
 
   /**
-   * openapi-backend's handler for one operation: calls our handler with the typed request and
-   * sends its result when it settles; a 200 of a conditional operation is tagged, and answered
-   * 304 when If-None-Match matches. It returns nothing to wait for: openapi-backend's pipeline
-   * ends as soon as the handler is called, so none of its promises lives across the handler's
-   * database wait (under PostgreSQL load such promises outlived young-generation collections).
+   * Step 3, once openapi-backend has routed, parsed and run the security handlers. A promise only
+   * while something waits (a rate-limit count, a body); the handler's own promise is never returned:
+   * none of this pipeline's promises lives across the handler's database wait (under PostgreSQL
+   * load such promises outlived young-generation collections).
    */
-  const callHandler = (handler: AnyHandler, tagged: boolean) => (context: Context, exchange: Exchange): void => {
-    const operation = context.operation;
-    const request = context.request;
-    const answer = (result: Result): void => {
-      try {
-        const headers = result.headers ? { ...result.headers } : {};
-        if (tagged && result.status === 200) responder.sendTagged(exchange, result.body, headers, exchange.req.headers['if-none-match']);
-        else responder.send(exchange, result.status, result.body, headers);
-      } catch (error) {
-        responder.sendError(exchange, error);
-      }
-    };
-    const fail = (error: unknown): void => responder.sendError(exchange, error);
-    let pending: Promise<Result>;
-    try {
-      pending = handler(
-        {
-          path: request.params,
-          query: request.query as Record<string, unknown>,
-          header: declaredParameters(operation, 'header', request.headers),
-          cookie: declaredParameters(operation, 'cookie', request.cookies),
-          body: request.requestBody,
-          caller: exchange.caller,
-        },
-        options.deps,
-      );
-    } catch (error) {
-      fail(error);
-      return;
+  function serveOperation(context: Context, exchange: Exchange): Promise<void> | undefined {
+    const { operationId } = context.operation;
+    // A failed key check is answered outside any operation (checked as an Error only), though a
+    // deprecated operation's 401 carries its headers (the spec declares them).
+    if (refusedByKeyCheck(context)) {
+      deprecations.admit(exchange, operationId, false);
+      throw unauthorized(context);
     }
-    pending.then(answer, fail);
-  };
+    exchange.operationId = operationId;
+    exchange.caller = callerOf(context);
+    const gone = deprecations.admit(exchange, operationId, true);
+    if (gone !== undefined) throw gone;
+    // Only a caller with a valid key is counted; before the body, so a refused request costs no body parsing.
+    const waiting = rateLimit !== undefined && exchange.caller !== undefined ? checkRateLimit(rateLimit, exchange, exchange.caller).then(() => readBody(context, exchange)) : readBody(context, exchange);
+    if (waiting !== undefined) return waiting.then(() => validateAndCall(context, exchange));
+    validateAndCall(context, exchange);
+    return undefined;
+  }
+
+  /** Validates the parsed request in place (Ajv coerces parameters and fills defaults), then calls the handler and sends its answer. */
+  function validateAndCall(context: Context, exchange: Exchange): void {
+    const { operation, request } = context;
+    const validation = backend.validator.validateRequest(request, operation, request);
+    if (validation.errors) throw validationRefusal(spelledAsDeclared(operation, detailsOf(validation.errors)));
+    const operationId = operation.operationId ?? '';
+    const handler = handlerMap[operationId];
+    // An operation in the contract that generated/handlers.ts does not list yet: the compiler says
+    // so, but a server started without a type check answers this 501 until `npm run generate`.
+    if (handler === undefined) throw new Refusal(501, 'not_implemented', `${operationId} is in the contract but has no handler yet: run \`npm run generate\` to scaffold handlers/${operationId}.ts.`);
+    const parts: HandlerRequestParts = {
+      path: request.params,
+      query: request.query as Record<string, unknown>,
+      header: declaredParameters(operation, 'header', request.headers),
+      cookie: declaredParameters(operation, 'cookie', request.cookies),
+      body: request.requestBody,
+      caller: exchange.caller,
+    };
+    handler(parts, options.deps).then(
+      (result) => responder.answer(exchange, result),
+      (error: unknown) => responder.sendError(exchange, error),
+    );
+  }
 
   /**
    * The methods a path has, for a 405's Allow header: asked of openapi-backend's router. HEAD
@@ -223,13 +225,14 @@ export function createApi(options: ApiOptions): Api {
     return methods.map((m) => m.toUpperCase());
   }
 
-  const operationHandlers: Record<string, (context: Context, exchange: Exchange) => void> = {};
-  for (const [operationId, handler] of Object.entries(handlerMap)) operationHandlers[operationId] = callHandler(handler, conditional.has(operationId));
-
-  // Every outcome but a handler's result is thrown as a Refusal and answered where
-  // handleRequest's promise settles (handle, below): one place for every Error.
+  // openapi-backend hands back its context for every routed operation, authorized or not
+  // (serveOperation goes on from there), and throws a Refusal for a path or method it has not.
+  const routed = (context: Context): Context => context;
+  const routedOperations: Record<string, typeof routed> = {};
+  for (const operation of backend.getOperations()) if (operation.operationId) routedOperations[operation.operationId] = routed;
   backend.register({
-    ...operationHandlers,
+    ...routedOperations,
+    unauthorizedHandler: routed,
     notFound: (_context: Context, exchange: Exchange) => {
       throw new Refusal(404, 'not_found', `No such path: ${redactApiKeys(pathOf(exchange))}`);
     },
@@ -238,48 +241,13 @@ export function createApi(options: ApiOptions): Api {
       const allow = allowedMethods(path).join(', ');
       throw new Refusal(405, 'method_not_allowed', `${methodOf(exchange)} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
     },
-    // Nothing of the body is read: a bad key costs no body parsing. A deprecated operation's 401
-    // carries its deprecation headers too (the spec declares them), though no operation is chosen.
-    unauthorizedHandler: (context: Context) => {
-      const deprecated = deprecations.get(context.operation.operationId);
-      if (deprecated === undefined) throw unauthorized(context);
-      onDeprecatedCall?.(deprecated.operationId, undefined, Date.now());
-      throw unauthorized(context, deprecated.headers);
-    },
-    // Runs once security has passed (or the operation needs none), before validation: the body is
-    // read here. A promise only when something waits (a rate-limit count, a body): openapi-backend
-    // (patched) awaits nothing else.
-    postSecurityHandler: (context: Context, exchange: Exchange): Promise<void> | undefined => {
-      const security = context.security as { authorized?: boolean } | undefined;
-      // A failed key check is answered outside any operation (no deprecation headers; checked as
-      // an Error only), so the exchange takes its operation only past this point.
-      if (security?.authorized === false && (context.operation.security ?? []).length > 0) return undefined;
-      exchange.operationId = context.operation.operationId;
-      exchange.caller = callerOf(context);
-      const deprecated = deprecations.get(exchange.operationId);
-      if (deprecated !== undefined) {
-        const now = Date.now();
-        onDeprecatedCall?.(deprecated.operationId, exchange.caller, now);
-        // A brownout or a past sunset: 410, before the rate limit and the body cost anything.
-        const gone = deprecations.refusal(deprecated, now);
-        if (gone !== undefined) throw gone;
-      }
-      // Only a caller with a valid key is counted (a 401 was answered above); before the body, so
-      // a refused request costs no body parsing.
-      if (rateLimit !== undefined && exchange.caller !== undefined) return checkRateLimit(rateLimit, exchange, exchange.caller).then(() => readBody(context, exchange));
-      return readBody(context, exchange);
-    },
-    // An operation in the contract that generated/handlers.ts does not list yet: the compiler says
-    // so, but a server started without a type check answers this 501 until \`npm run generate\`.
-    notImplemented: (context: Context) => {
-      const operationId = context.operation.operationId ?? '';
-      throw new Refusal(501, 'not_implemented', `${operationId} is in the contract but has no handler yet: run \`npm run generate\` to scaffold handlers/${operationId}.ts.`);
-    },
-    validationFail: (context: Context) => {
-      throw validationRefusal(spelledAsDeclared(context.operation, detailsOf(context.validation.errors ?? [])));
-    },
   });
   registerSecurityHandlers(backend, options.document, options.keys);
+
+  const fail = (exchange: Exchange, error: unknown): void => {
+    // openapi-backend's path parsing decodes each parameter (decodeURIComponent) and throws on a bad escape.
+    responder.sendError(exchange, error instanceof URIError ? validationRefusal([{ in: 'path', field: '', message: 'is not valid percent-encoding' }]) : error);
+  };
 
   return {
     allowedMethods,
@@ -301,10 +269,7 @@ export function createApi(options: ApiOptions): Api {
       const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
       // Node's header values are strings (or string[] for a repeated Set-Cookie-like header), never undefined.
       const request: Request = { method, path: url, headers: req.headers as Request['headers'] };
-      backend.handleRequest(request, exchange).catch((error: unknown) => {
-        // openapi-backend's path parsing decodes each parameter (decodeURIComponent) and throws on a bad escape.
-        responder.sendError(exchange, error instanceof URIError ? validationRefusal([{ in: 'path', field: '', message: 'is not valid percent-encoding' }]) : error);
-      });
+      (backend.handleRequest(request, exchange) as Promise<Context>).then((context) => serveOperation(context, exchange)).catch((error: unknown) => fail(exchange, error));
     },
   };
 }

@@ -87,8 +87,8 @@ export function createApp(options: AppOptions): App {
     backend.validator.preCompileResponseHeaderValidators();
   }
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
-  const deprecations = new Deprecations(operationsOf(document), options.brownouts);
-  const responder = createResponder(checker, deprecations.headers(), logger);
+  const deprecations = new Deprecations(operationsOf(document), options.brownouts, options.onDeprecatedCall);
+  const responder = createResponder(checker, backend.getOperations(), logger);
   const api = createApi({
     backend,
     basePath,
@@ -99,7 +99,6 @@ export function createApp(options: AppOptions): App {
     responder,
     rateLimit: options.rateLimit,
     deprecations,
-    onDeprecatedCall: options.onDeprecatedCall,
   });
 
   const cors = options.corsOrigins === undefined ? undefined : createCors({ origins: options.corsOrigins, backend, serves: api.serves, allowedMethods: api.allowedMethods });

@@ -25,8 +25,8 @@
  */
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { CorsOrigins } from '../config.js';
-import { setAhead, type Exchange } from './exchange.js';
-import { answerJson } from './respond.js';
+import type { Exchange } from './exchange.js';
+import { answerJson, setAhead } from './respond.js';
 
 /**
  * How long a browser may reuse a preflight answer (Chromium caps it at 2 h). Long is safe: a

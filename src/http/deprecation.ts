@@ -1,11 +1,14 @@
 import type { Brownout } from '../config.js';
 import { isoInstant } from '../instant.js';
 import type { OperationInfo } from '../spec.js';
+import type { Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
+import { setAhead } from './respond.js';
 
 /**
  * The deprecated operations, derived from the spec's own markers (`deprecated`, `x-deprecated-at`,
  * `x-sunset`, `x-replacement`), for every deprecated operation alike; a handler never sets any of it.
+ * One place handles them (Deprecations.admit), once a request is routed to one:
  * - Every answer of one carries `Deprecation` (RFC 9745, a structured-field date),
  *   `Sunset` (RFC 8594, an HTTP date) and `Link: <docs>; rel="deprecation"` (RFC 9745 §3): the
  *   operation's `externalDocs.url`, else its place in the docs this server serves (Redoc's anchor).
@@ -44,12 +47,16 @@ function describe(op: OperationInfo): DeprecatedOperation {
   };
 }
 
+/** Hears each call of a deprecated operation (the server counts them per key and in the metrics); `caller` undefined on a 401. */
+export type DeprecatedCallListener = (operationId: string, caller: string | undefined, at: number) => void;
+
 export class Deprecations {
   private readonly byOperation: ReadonlyMap<string, DeprecatedOperation>;
 
   constructor(
     operations: readonly OperationInfo[],
     private readonly brownouts: readonly Brownout[] = [],
+    private readonly onCall?: DeprecatedCallListener | undefined,
   ) {
     this.byOperation = new Map(operations.filter((op) => op.deprecated).map((op) => [op.operationId, describe(op)]));
   }
@@ -59,19 +66,30 @@ export class Deprecations {
     return operationId === undefined ? undefined : this.byOperation.get(operationId);
   }
 
-  /** Each deprecated operation's headers, by operationId (the responder adds them to every answer). */
-  headers(): Map<string, Readonly<Record<string, string>>> {
-    return new Map([...this.byOperation].map(([id, op]) => [id, op.headers]));
+  /**
+   * A request routed to `operationId`, `authorized` or not (a 401 is answered next): when the
+   * operation is deprecated, every answer of the exchange carries its headers from here on, the
+   * call is heard (with the exchange's caller), and an authorized call gets the 410 of a brownout or
+   * a past sunset, returned for the caller to throw before the rate limit and the body cost anything.
+   */
+  admit(exchange: Exchange, operationId: string | undefined, authorized: boolean): Refusal | undefined {
+    const op = this.get(operationId);
+    if (op === undefined) return undefined;
+    const { headers } = op;
+    for (const name in headers) setAhead(exchange, name, headers[name] as string);
+    const now = Date.now();
+    this.onCall?.(op.operationId, exchange.caller, now);
+    return authorized ? this.refusal(op, now) : undefined;
   }
 
   /** The 410 a call of `op` gets at `now` (past its sunset, or in a brownout), or undefined. */
-  refusal(op: DeprecatedOperation, now: number): Refusal | undefined {
+  private refusal(op: DeprecatedOperation, now: number): Refusal | undefined {
     // On every call of a deprecated operation: nothing is built unless it is refused.
     const past = now >= op.sunsetAt;
     const brownout = past ? undefined : this.brownouts.find((window) => window.start <= now && now < window.end);
     if (!past && brownout === undefined) return undefined;
     const day = op.sunset.slice(0, 10);
-    const options = { headers: op.headers, gone: { sunset: op.sunset, replacement: op.replacement } };
+    const options = { gone: { sunset: op.sunset, replacement: op.replacement } };
     if (brownout === undefined) return new Refusal(410, 'operation_sunset', `${op.operationId} was removed on ${day} (its sunset date). Use ${op.replacement} instead.`, options);
     const until = isoInstant(brownout.end);
     return new Refusal(410, 'operation_brownout', `${op.operationId} is deprecated and is browned out until ${until} to make its callers notice; it will be removed on ${day}. Use ${op.replacement} instead.`, options);

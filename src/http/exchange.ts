@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_KEY_PREFIX, redactApiKeys } from '../auth/apiKey.js';
 import type { Logger } from '../logger.js';
-import { SECURITY_HEADERS } from './securityHeaders.js';
 
 /**
  * Where the request body stands, so the answer knows whether something is left to drain:
@@ -37,53 +36,12 @@ export interface Exchange {
   caller: string | undefined;
   /**
    * Headers a step before the answer decided every answer of this exchange carries (CORS, the
-   * rate limit's): setAhead. Undefined while there are none.
+   * rate limit's, a deprecated operation's): ./respond.ts, setAhead. Undefined while there are none.
    */
   ahead: Record<string, string> | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-/** The security headers but Cache-Control, flat (name, value, …): an answer's Cache-Control is its own (./respond.ts). */
-const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
-  .filter(([name]) => name !== 'Cache-Control')
-  .flat();
-const NO_STORE = SECURITY_HEADERS['Cache-Control'] as string;
-
-/**
- * The headers every answer of the exchange starts with, as a flat list (name, value, …) for one
- * `writeHead`: the security headers, the request id, `cacheControl` (`no-store` unless the answer
- * says otherwise) and those set ahead (setAhead). None is set on the response before the answer:
- * node:http writes a flat list passed to `writeHead` as it is, but merges it header by header into
- * any set before; res.setHeader per header, or an object passed to writeHead, measured slower
- * under load (docs/performance.md).
- */
-export function exchangeHeaders(exchange: Exchange, cacheControl: string = NO_STORE): string[] {
-  const list = [...SECURITY_HEADER_LIST, 'X-Request-Id', exchange.requestId, 'Cache-Control', cacheControl];
-  const { ahead } = exchange;
-  if (ahead !== undefined) for (const name in ahead) list.push(name, ahead[name] as string);
-  return list;
-}
-
-/** Where in a list each header's value stands, by lower-case name. */
-export function valuePositions(list: readonly string[]): Map<string, number> {
-  const positions = new Map<string, number>();
-  for (let i = 0; i < list.length; i += 2) positions.set((list[i] as string).toLowerCase(), i + 1);
-  return positions;
-}
-
-/** valuePositions of exchangeHeaders' list when nothing was set ahead: the same for every exchange. */
-export const EXCHANGE_HEADER_VALUE_AT: ReadonlyMap<string, number> = valuePositions([...SECURITY_HEADER_LIST, 'X-Request-Id', '', 'Cache-Control', '']);
-
-/** Makes every answer of the exchange carry a header (see Exchange.ahead); a later answer's own header of that name wins. */
-export function setAhead(exchange: Exchange, name: string, value: string): void {
-  (exchange.ahead ??= {})[name] = value;
-}
-
-/** For a lane that writes its answer itself (Express, ./web.ts): the exchange's headers set on the response ahead of it. */
-export function setExchangeHeaders(exchange: Exchange): void {
-  const list = exchangeHeaders(exchange);
-  for (let i = 0; i < list.length; i += 2) exchange.res.setHeader(list[i] as string, list[i + 1] as string);
-}
 
 /** Whether the request carries a body at all (framing headers, not bytes). */
 function hasBody(req: IncomingMessage): boolean {
@@ -93,7 +51,7 @@ function hasBody(req: IncomingMessage): boolean {
 
 /**
  * Makes the exchange for a request that just arrived: picks its request id (its answer carries
- * it and the security headers: exchangeHeaders), and logs one line when the response has been
+ * it and the security headers: ./respond.ts), notes whether it has a body, and logs one line when the response has been
  * sent, with any key-shaped part of the path masked.
  */
 export function beginExchange(req: IncomingMessage, res: ServerResponse, logger: Logger): Exchange {

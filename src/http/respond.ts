@@ -1,18 +1,74 @@
 /**
- * The one way a response leaves the server (but the docs page and the raw contract): every JSON
- * body passed through the contract check before it is written, with the deprecation headers of
- * its operation, and the exchange's own headers (security headers, request id: ./exchange.ts),
- * all in one `writeHead`.
+ * The answer, the last step of every request (but the docs page and the raw contract), in one
+ * module: the headers every answer carries (security headers, request id, those a step set ahead:
+ * CORS, the rate limit's, a deprecated operation's), the entity tag and the 304 of a conditional
+ * read, the contract check (test and dev), the Error of a refused or failed request, and the JSON
+ * itself, all in one `writeHead`.
  */
 import type { ServerResponse } from 'node:http';
+import type { Operation } from 'openapi-backend';
 import type { Logger } from '../logger.js';
 import { JsonText } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { answerAfterBody } from './body.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
-import { EXCHANGE_HEADER_VALUE_AT, exchangeHeaders, valuePositions, type Exchange } from './exchange.js';
+import type { Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
+import { SECURITY_HEADERS } from './securityHeaders.js';
+
+/** The security headers but Cache-Control, flat (name, value, …): an answer's Cache-Control is its own. */
+const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
+  .filter(([name]) => name !== 'Cache-Control')
+  .flat();
+const NO_STORE = SECURITY_HEADERS['Cache-Control'] as string;
+
+/**
+ * The headers every answer of the exchange starts with, as a flat list (name, value, …) for one
+ * `writeHead`: the security headers, the request id, `cacheControl` (`no-store` unless the answer
+ * says otherwise) and those set ahead (setAhead). None is set on the response before the answer:
+ * node:http writes a flat list passed to `writeHead` as it is, but merges it header by header into
+ * any set before; res.setHeader per header, or an object passed to writeHead, measured slower
+ * under load (docs/performance.md).
+ */
+function exchangeHeaders(exchange: Exchange, cacheControl: string = NO_STORE): string[] {
+  const list = [...SECURITY_HEADER_LIST, 'X-Request-Id', exchange.requestId, 'Cache-Control', cacheControl];
+  const { ahead } = exchange;
+  if (ahead !== undefined) for (const name in ahead) list.push(name, ahead[name] as string);
+  return list;
+}
+
+/** Where each of exchangeHeaders' own headers has its value, by lower-case name: the same for every exchange. */
+const OWN_VALUE_AT: ReadonlyMap<string, number> = new Map(
+  [...SECURITY_HEADER_LIST, 'X-Request-Id', '', 'Cache-Control', ''].flatMap((name, i) => (i % 2 === 0 ? [[name.toLowerCase(), i + 1] as const] : [])),
+);
+const OWN_LENGTH = SECURITY_HEADER_LIST.length + 4;
+
+/** Where `name`'s value stands in an exchange's list (its own headers, then those set ahead), or undefined. */
+function valueAt(list: readonly string[], name: string): number | undefined {
+  const lower = name.toLowerCase();
+  const own = OWN_VALUE_AT.get(lower);
+  if (own !== undefined) return own;
+  for (let i = OWN_LENGTH; i < list.length; i += 2) {
+    const listed = list[i] as string;
+    if (listed.length === lower.length && listed.toLowerCase() === lower) return i + 1;
+  }
+  return undefined;
+}
+
+/**
+ * Makes every answer of the exchange carry a header, whatever answers it from then on (CORS, the
+ * rate limit's, a deprecated operation's); a later answer's own header of that name wins.
+ */
+export function setAhead(exchange: Exchange, name: string, value: string): void {
+  (exchange.ahead ??= {})[name] = value;
+}
+
+/** For a lane that writes its answer itself (Express, ./web.ts): the exchange's headers set on the response ahead of it. */
+export function setExchangeHeaders(exchange: Exchange): void {
+  const list = exchangeHeaders(exchange);
+  for (let i = 0; i < list.length; i += 2) exchange.res.setHeader(list[i] as string, list[i + 1] as string);
+}
 
 /**
  * Writes a JSON body with its length (or none when `body` is undefined) after `headers`, a flat
@@ -38,24 +94,12 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
  */
 export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, cacheControl?: string): void {
   const list = exchangeHeaders(exchange, cacheControl);
-  const valueAt = exchange.ahead === undefined ? EXCHANGE_HEADER_VALUE_AT : valuePositions(list);
   for (const name in headers) {
-    const at = valueAt.get(name.toLowerCase());
+    const at = valueAt(list, name);
     if (at === undefined) list.push(name, headers[name] as string);
     else list[at] = headers[name] as string;
   }
   writeJson(exchange.res, status, body, list);
-}
-
-/**
- * `{ ...a, ...b }` without the spread: on Node 20, spreading two non-empty objects (getPet's ETag
- * and deprecation headers) measured slower under load than these loops (docs/performance.md).
- */
-function merged(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): Record<string, string> {
-  const all: Record<string, string> = {};
-  for (const name in a) all[name] = a[name] as string;
-  for (const name in b) all[name] = b[name] as string;
-  return all;
 }
 
 /**
@@ -64,7 +108,7 @@ function merged(a: Readonly<Record<string, string>>, b: Readonly<Record<string, 
  * ones passed in, by lower-case name as node:http keeps them. Only in test and dev: production
  * never copies them.
  */
-function checkedHeaders(exchange: Exchange, headers: Record<string, string>, cacheControl: string | undefined): Record<string, string> {
+function checkedHeaders(exchange: Exchange, headers: Readonly<Record<string, string>>, cacheControl: string | undefined): Record<string, string> {
   const { res } = exchange;
   const all: Record<string, string> = {};
   for (const name of res.getHeaderNames()) all[name] = String(res.getHeader(name));
@@ -74,17 +118,39 @@ function checkedHeaders(exchange: Exchange, headers: Record<string, string>, cac
   return all;
 }
 
+/** What a handler answers (../contract.ts types it per operation). */
+export interface HandlerResult {
+  status: number;
+  body: unknown;
+  headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * The operations whose reads are conditional, from the contract: a GET whose 200 declares an
+ * `ETag` header and which declares a 304. Their 200s are tagged and If-None-Match is answered
+ * (./etag.ts); a later GET that declares the same gets it without code.
+ */
+function conditionalOperations(operations: readonly Operation[]): Set<string> {
+  const conditional = new Set<string>();
+  for (const operation of operations) {
+    const responses = (operation.responses ?? {}) as Record<string, { headers?: Record<string, unknown> } | undefined>;
+    const tagged = Object.keys(responses['200']?.headers ?? {}).some((name) => name.toLowerCase() === 'etag');
+    if (operation.method === 'get' && operation.operationId && tagged && responses['304'] !== undefined) conditional.add(operation.operationId);
+  }
+  return conditional;
+}
+
 export interface Responder {
-  /** Sends a body through the contract check of the exchange's operation; a violation turns it into a 500. */
-  send(exchange: Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
   /**
-   * A 200 of an operation whose contract declares an `ETag` on it and a 304 (./api.ts decides):
-   * the body is serialised once and tagged from its bytes (./etag.ts), with
-   * `Cache-Control: private, no-cache`; when `ifNoneMatch` matches the tag, the answer is a 304
-   * with the same headers and no body. Both go through the contract check as `send` does.
-   * `headers` are the handler's, in an object of the caller's own: the ETag is added to it.
+   * Sends a handler's result for the exchange's operation. A 200 of a conditional operation
+   * (conditionalOperations) is serialised once and tagged from its bytes (./etag.ts), with
+   * `Cache-Control: private, no-cache`, and answered 304 with the same headers and no body when
+   * the request's If-None-Match matches. Every answer goes through the operation's contract check;
+   * a violation turns it into a 500.
    */
-  sendTagged(exchange: Exchange, body: unknown, headers: Record<string, string>, ifNoneMatch: string | undefined): void;
+  answer(exchange: Exchange, result: HandlerResult): void;
+  /** Sends a body through the contract check of the exchange's operation (or none outside one). */
+  send(exchange: Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
   /**
    * The one place a refused or failed request is answered: a Refusal (./refusal.ts) as it says;
    * a database that cannot be reached, a 503 to retry; anything else, a logged 500. A body the
@@ -93,30 +159,38 @@ export interface Responder {
   sendError(exchange: Exchange, error: unknown): void;
 }
 
-export function createResponder(checker: ResponseChecker, deprecations: ReadonlyMap<string, Readonly<Record<string, string>>>, logger: Logger): Responder {
+/** `operations`: the contract's, dereferenced (openapi-backend's getOperations). */
+export function createResponder(checker: ResponseChecker, operations: readonly Operation[], logger: Logger): Responder {
+  const conditional = conditionalOperations(operations);
   /** `cacheControl` replaces the exchange's `no-store` (only when the response passes the check). */
   const deliver = (exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>>, cacheControl?: string): void => {
-    const { operationId } = exchange;
-    const deprecation = operationId === undefined ? undefined : deprecations.get(operationId);
-    const all = deprecation ? merged(headers, deprecation) : headers;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
-      const violation = checker.check(operationId, status, body, checkedHeaders(exchange, all, cacheControl), request);
+      const violation = checker.check(exchange.operationId, status, body, checkedHeaders(exchange, headers, cacheControl), request);
       if (violation) {
         // Checking is on in test and dev only: there the 500 says what the answer would have broken.
         answerJson(exchange, 500, new Refusal(500, 'internal_error', `The server produced a response that breaks its contract: ${violation.problems.join(' | ').slice(0, 1000)}`).body());
         return;
       }
     }
-    answerJson(exchange, status, body, all, cacheControl);
+    answerJson(exchange, status, body, headers, cacheControl);
   };
   const send: Responder['send'] = (exchange, status, body, headers = {}) => deliver(exchange, status, body, headers);
-  const sendTagged: Responder['sendTagged'] = (exchange, body, headers, ifNoneMatch) => {
+  const answer: Responder['answer'] = (exchange, { status, body, headers = {} }) => {
+    const { operationId } = exchange;
+    if (status !== 200 || operationId === undefined || !conditional.has(operationId)) {
+      deliver(exchange, status, body, headers);
+      return;
+    }
     const text = body instanceof JsonText ? body.text : JSON.stringify(body);
+    // The handler's headers are part of what the tag covers; the answer's copy gains the tag.
     const etag = entityTag(text, headers);
-    headers.ETag = etag;
-    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) deliver(exchange, 304, undefined, headers, REVALIDATE);
-    else deliver(exchange, 200, new JsonText(text), headers, REVALIDATE);
+    const tagged: Record<string, string> = {};
+    for (const name in headers) tagged[name] = headers[name] as string;
+    tagged.ETag = etag;
+    const ifNoneMatch = exchange.req.headers['if-none-match'];
+    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) deliver(exchange, 304, undefined, tagged, REVALIDATE);
+    else deliver(exchange, 200, new JsonText(text), tagged, REVALIDATE);
   };
   /** What a thrown value that is not a Refusal is answered with; logged, since it is the server's failure. */
   const refusalFor = (exchange: Exchange, error: unknown): Refusal => {
@@ -130,8 +204,8 @@ export function createResponder(checker: ResponseChecker, deprecations: Readonly
     return new Refusal(500, 'internal_error', `An unexpected error occurred (request ${requestId}).`);
   };
   return {
+    answer,
     send,
-    sendTagged,
     sendError(exchange, error) {
       const refusal = refusalFor(exchange, error);
       answerAfterBody(exchange, (close) => send(exchange, refusal.status, refusal.body(), close ? { ...refusal.headers, Connection: 'close' } : refusal.headers));

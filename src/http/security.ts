@@ -74,16 +74,15 @@ export function callerOf(context: Context): string | undefined {
 /**
  * The Refusal when no alternative of the operation's security was satisfied: 503 when keys could
  * not be checked (fail closed, but say it is temporary), else 401 with a Bearer challenge that
- * adds `error="invalid_token"` when a credential was sent (RFC 6750). `extraHeaders`: the
- * operation's deprecation headers, which every answer of a deprecated operation carries.
+ * adds `error="invalid_token"` when a credential was sent (RFC 6750).
  */
-export function unauthorized(context: Context, extraHeaders: Readonly<Record<string, string>> = {}): Refusal {
+export function unauthorized(context: Context): Refusal {
   const results = Object.values((context.security ?? {}) as Record<string, SchemeResult | boolean | undefined>).filter(
     (r): r is SchemeResult => typeof r === 'object' && r !== null,
   );
   if (results.some((r) => r.error === 'unavailable')) {
-    return new Refusal(503, 'service_unavailable', 'API keys cannot be checked right now; retry later.', { headers: { ...extraHeaders, 'Retry-After': '1' } });
+    return new Refusal(503, 'service_unavailable', 'API keys cannot be checked right now; retry later.', { headers: { 'Retry-After': '1' } });
   }
   const sent = results.some((r) => r.error === 'invalid');
-  return new Refusal(401, 'unauthorized', 'A valid API key is required.', { headers: { ...extraHeaders, 'WWW-Authenticate': sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE } });
+  return new Refusal(401, 'unauthorized', 'A valid API key is required.', { headers: { 'WWW-Authenticate': sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE } });
 }

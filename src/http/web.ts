@@ -14,9 +14,9 @@ import { dirname, join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { redactApiKeys } from '../auth/apiKey.js';
 import { SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../paths.js';
-import { setExchangeHeaders, type Exchange } from './exchange.js';
+import type { Exchange } from './exchange.js';
 import { Refusal } from './refusal.js';
-import type { Responder } from './respond.js';
+import { setExchangeHeaders, type Responder } from './respond.js';
 
 // Each docs page is self-contained: inline script and styles, nothing fetched from afar;
 // 'unsafe-eval' because Redoc's search builds its worker's code at run time. connect-src: the
