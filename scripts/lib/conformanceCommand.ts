@@ -7,12 +7,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { createInterface } from 'node:readline';
 import { projectRoot } from '../../src/paths.js';
 import { CommandExit, exitStatus } from './commandExit.js';
+import { parseCommandLine, type CommandOutput } from './commandLine.js';
 import { isNode } from './operations.js';
 import { startProcess } from './processes.js';
-import { isRedoclyNoticeLine, redocly } from './redocly.js';
+import { isRedoclyNoticeLine, redocly, redoclyEnv } from './redocly.js';
 import { describeCheck, readReport, stepDescriptions, type CheckResult, type WorkflowResult } from './respectReport.js';
 
 const READ = 'conformance/read.arazzo.yaml';
@@ -60,17 +61,12 @@ Exit codes: 0 the deployment conforms; 1 a check failed or a workflow could not 
 deployment unreachable included); 2 the command was used wrongly.`;
 
 /** Where a run writes what it prints, and the environment it reads: a process's own, or a test's. */
-export interface ConformanceIo {
-  /** Text for stdout, as process.stdout.write takes it. */
-  stdout(text: string): void;
-  /** Text for stderr. */
-  stderr(text: string): void;
+export interface ConformanceIo extends CommandOutput {
   /** Read for CONFORMANCE_KEY, and passed on to Respect. */
   env: NodeJS.ProcessEnv;
   /** Whether stdout is a terminal: Respect's output keeps its colours then. */
   isTTY: boolean;
 }
-
 
 /** Lines of Respect's output that say nothing about the deployment. */
 function noise(line: string): boolean {
@@ -89,9 +85,7 @@ interface RespectRun {
  * prints through `io` and resolves with its exit status instead of exiting, so that a test can run
  * it in its own process (Respect still runs as the child it is).
  */
-export async function main(argv: string[], io: ConformanceIo): Promise<number> {
-  return exitStatus(() => conformance(argv, io));
-}
+export const main = (argv: string[], io: ConformanceIo): Promise<number> => exitStatus(() => conformance(argv, io));
 
 async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
   const log = (text: string) => io.stdout(`${text}\n`);
@@ -103,27 +97,7 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
   }
 
   // ---- Options.
-  let options: { server?: string | undefined; key?: string | undefined; write?: boolean | undefined; timeout?: string | undefined; verbose?: boolean | undefined; help?: boolean | undefined };
-  try {
-    ({ values: options } = parseArgs({
-      args: argv,
-      options: {
-        server: { type: 'string' },
-        key: { type: 'string' },
-        write: { type: 'boolean' },
-        timeout: { type: 'string' },
-        verbose: { type: 'boolean', short: 'v' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    usage(error instanceof Error ? error.message : String(error));
-  }
-  if (options.help) {
-    log(HELP);
-    return 0;
-  }
+  const options = parseCommandLine(argv, HELP, { server: { type: 'string' }, key: { type: 'string' }, write: { type: 'boolean' }, timeout: { type: 'string' }, verbose: { type: 'boolean', short: 'v' } }, io);
 
   if (!options.server) usage('--server is required: the base URL of the deployment, ending in /v1.');
   let server: string;
@@ -146,11 +120,7 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
 
   // ---- Masking: the key, in the forms Respect could print it (JSON-escaped, URL-encoded).
   const secretForms = [...new Set([key, JSON.stringify(key).slice(1, -1), encodeURIComponent(key)])].sort((a, b) => b.length - a.length);
-  function mask(text: string): string {
-    let masked = text;
-    for (const form of secretForms) masked = masked.split(form).join(MASK);
-    return masked;
-  }
+  const mask = (text: string) => secretForms.reduce((masked, form) => masked.replaceAll(form, MASK), text);
 
   // ---- Running Respect.
   const scratch = mkdtempSync(join(tmpdir(), 'animal-store-conformance-'));
@@ -159,42 +129,23 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
     let runs = 0;
     async function respect(files: string[], inputs: Record<string, string | number>): Promise<RespectRun> {
       const report = join(scratch, `respect-${++runs}.json`);
-      const env: NodeJS.ProcessEnv = {
-        ...io.env,
-        REDOCLY_TELEMETRY: 'off',
-        REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
-        REDOCLY_CLI_RESPECT_INPUT: JSON.stringify(inputs),
-        ...(io.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }),
-      };
+      const env: NodeJS.ProcessEnv = { ...redoclyEnv(io.env), REDOCLY_CLI_RESPECT_INPUT: JSON.stringify(inputs), ...(io.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }) };
       // Respect reads every REDOCLY_CLI_RESPECT_* variable as an option: only the input set here applies.
       for (const name of Object.keys(env)) if (name.startsWith('REDOCLY_CLI_RESPECT_') && name !== 'REDOCLY_CLI_RESPECT_INPUT') delete env[name];
-      const args = [
-        'respect',
-        ...files,
-        '--server',
-        `${SOURCE}=${server}`,
-        '--json-output',
-        report,
-        '--max-fetch-timeout',
-        String(timeoutS * 1000),
-        // Every check fails the run: the defaults, stated so that a conformance run never relaxes them.
-        '--severity',
-        JSON.stringify({ SCHEMA_CHECK: 'error', STATUS_CODE_CHECK: 'error', CONTENT_TYPE_CHECK: 'error', SUCCESS_CRITERIA_CHECK: 'error' }),
-        ...(options.verbose ? ['--verbose'] : []),
-      ];
+      const args = ['respect', ...files, '--server', `${SOURCE}=${server}`, '--json-output', report, '--max-fetch-timeout', String(timeoutS * 1000)];
+      // Every check fails the run: the defaults, stated so that a conformance run never relaxes them.
+      args.push('--severity', JSON.stringify({ SCHEMA_CHECK: 'error', STATUS_CODE_CHECK: 'error', CONTENT_TYPE_CHECK: 'error', SUCCESS_CRITERIA_CHECK: 'error' }));
+      if (options.verbose) args.push('--verbose');
       const child = startProcess(redocly, args, { cwd: projectRoot, env });
-      // Passed on line by line, so that the key is masked even when it arrives split across chunks.
-      let pending = '';
-      const show = (chunk: Buffer) => {
-        pending += chunk.toString();
-        const lines = pending.split('\n');
-        pending = lines.pop() ?? '';
-        for (const line of lines) if (!noise(line)) io.stdout(`${mask(line)}\n`);
-      };
-      child.child.stdout?.on('data', show);
-      child.child.stderr?.on('data', show);
+      // Passed on line by line (readline), so that the key is masked even when it arrives split across chunks.
+      for (const stream of [child.child.stdout, child.child.stderr]) {
+        if (stream) createInterface({ input: stream }).on('line', (line) => {
+          if (!noise(line)) io.stdout(`${mask(line)}\n`);
+        });
+      }
+      // 'close', not 'exit': the process has ended (or never started) and its output is read to the end.
+      await new Promise((closed) => child.child.once('close', closed));
       const exit = await child.exited;
-      if (pending && !noise(pending)) io.stdout(`${mask(pending)}\n`);
       if (!existsSync(report)) return { code: exit.code, workflows: undefined };
       try {
         return { code: exit.code, workflows: readReport(report) };

@@ -7,7 +7,7 @@ import { projectRoot } from '../../src/paths.js';
 
 export const redocly = join(projectRoot, 'node_modules', '.bin', 'redocly');
 /** Redocly CLI without telemetry or the update check (which would ask the npm registry). */
-export const redoclyEnv = (): NodeJS.ProcessEnv => ({ ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' });
+export const redoclyEnv = (env = process.env): NodeJS.ProcessEnv => ({ ...env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' });
 
 /**
  * A line of the boxes Redocly CLI draws about itself, never about the spec: on Node 20, which the
