@@ -3,15 +3,18 @@
  * and when it refuses) is this module's main run on the process's arguments and output. The tests
  * call main in their own process, on a copy of the project, instead of starting the command.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { isScalar, parseDocument } from 'yaml';
 import { projectRoot } from '../../src/paths.js';
 import { CommandExit, exitStatus } from './commandExit.js';
-import { changesMarkdown, contractChanges } from './contractChanges.js';
+import { changesMarkdown, contractChanges, type ChangeGroup } from './contractChanges.js';
+import { redoclyEnv } from './redocly.js';
 import { compareVersions, parseVersion, releasesIn } from './releases.js';
+import { dayStart } from './sunsets.js';
 
 const HELP = `Usage: npm run release -- <x.y.z> [--date YYYY-MM-DD]
 
@@ -48,7 +51,6 @@ export interface ReleaseIo {
   root?: string;
 }
 
-
 /** Every file under `dir` of `base`, as paths relative to `base`. */
 function filesUnder(base: string, dir: string): string[] {
   const full = join(base, dir);
@@ -82,46 +84,41 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
     throw new CommandExit(1);
   }
 
-
-  function parseArgs(argv: string[]): { version: string; date: string } {
-    if (argv.includes('--help') || argv.includes('-h')) {
+  /** The version and the date; Node's parseArgs names an unknown option or a missing value. */
+  function parseArguments(): { version: string; date: string } {
+    const parsed = (() => {
+      try {
+        return parseArgs({ args: argv, allowPositionals: true, options: { date: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+      } catch (error) {
+        return usage(error instanceof Error ? error.message : String(error));
+      }
+    })();
+    if (parsed.values.help) {
       log(HELP);
       throw new CommandExit(0);
     }
-    let version: string | undefined;
-    let date = new Date().toISOString().slice(0, 10);
-    for (let i = 0; i < argv.length; i += 1) {
-      const arg = argv[i]!;
-      if (arg === '--date') {
-        const value = argv[i + 1];
-        const time = value === undefined ? Number.NaN : Date.parse(`${value}T00:00:00Z`);
-        // The round trip refuses a day that does not exist (2026-02-30), whichever way Date.parse reads it.
-        if (value === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== value) {
-          usage(`--date needs a calendar date as YYYY-MM-DD, not ${value ?? 'nothing'}`);
-        }
-        date = value;
-        i += 1;
-      } else if (arg.startsWith('-')) usage(`unknown option ${arg}`);
-      else if (version === undefined) version = arg;
-      else usage(`one version only, not ${version} and ${arg}`);
-    }
+    const [version, extra] = parsed.positionals;
+    const date = parsed.values.date ?? new Date().toISOString().slice(0, 10);
+    if (Number.isNaN(dayStart(date))) usage(`--date needs a calendar date as YYYY-MM-DD, not ${date}`);
+    if (extra !== undefined) usage(`one version only, not ${version} and ${extra}`);
     if (version === undefined) usage('which version? e.g. npm run release -- 1.2.0');
     return { version, date };
   }
 
   const read = (file: string, base = root) => readFileSync(join(base, file), 'utf8');
 
-  /** Runs a check as a child, its output shown only when it fails (it is the reason for the refusal). */
+  /** Runs `command` as a child in `cwd`: undefined when it succeeds, else its output (the reason for a refusal). */
+  function failure(command: string, args: string[], cwd = root): string | undefined {
+    const run = spawnSync(command, args, { cwd, encoding: 'utf8', env: redoclyEnv(), maxBuffer: 64 * 1024 * 1024 });
+    return run.status === 0 ? undefined : `${run.stdout ?? ''}${run.stderr ?? ''}${run.error ? `\n${run.error.message}` : ''}`.trim();
+  }
+
+  /** Runs a check, its output shown only when it fails. */
   function check(name: string, command: string, args: string[]): void {
     io.stdout(`${name}... `);
-    const run = spawnSync(command, args, { cwd: root, encoding: 'utf8', env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, maxBuffer: 64 * 1024 * 1024 });
-    if (run.status === 0) {
-      log('passed');
-      return;
-    }
-    log('FAILED');
-    const output = `${run.stdout ?? ''}${run.stderr ?? ''}${run.error ? `\n${run.error.message}` : ''}`.trim();
-    refuse(`${name} failed:\n\n${output}`);
+    const output = failure(command, args);
+    log(output === undefined ? 'passed' : 'FAILED');
+    if (output !== undefined) refuse(`${name} failed:\n\n${output}`);
   }
 
   // -- What each file becomes (nothing is written here) ----------------------------------------
@@ -137,35 +134,6 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
     const reparsed = parseDocument(result);
     if (reparsed.getIn(['info', 'version']) !== version) refuse(`Could not set info.version in ${specFile} (its value is written in a form this script does not edit).`);
     return result;
-  }
-
-  /**
-   * A JSON file with one `"version": "…"` value replaced in place, found by `pattern`; the result is
-   * parsed and must equal `expected`, so an edit in the wrong place cannot slip through.
-   */
-  function jsonWithVersion(file: string, text: string, patterns: RegExp[], version: string, expected: unknown): string {
-    let result = text;
-    for (const pattern of patterns) {
-      if (!pattern.test(result)) refuse(`${file}: found no version where expected (${pattern.source}).`);
-      result = result.replace(pattern, (_whole, before: string) => `${before}"${version}"`);
-    }
-    if (JSON.stringify(JSON.parse(result)) !== JSON.stringify(expected)) refuse(`${file}: setting the version changed more than the version; set it by hand.`);
-    return result;
-  }
-
-  function packageFiles(version: string): Map<string, string> {
-    const pkgText = read('package.json');
-    const pkg = JSON.parse(pkgText) as Record<string, unknown>;
-    const lockText = read('package-lock.json');
-    const lock = JSON.parse(lockText) as { version?: unknown; packages?: Record<string, Record<string, unknown>> };
-    if (!lock.packages?.['']) refuse('package-lock.json has no packages[""] entry (lockfileVersion 2 or later expected).');
-    // The top level's "version" is indented by two spaces; packages[""]'s is the first after `"": {`.
-    const pkgExpected = { ...pkg, version };
-    const lockExpected = { ...lock, version, packages: { ...lock.packages, '': { ...lock.packages[''], version } } };
-    return new Map([
-      ['package.json', jsonWithVersion('package.json', pkgText, [/^(  "version": )"[^"]*"/m], version, pkgExpected)],
-      ['package-lock.json', jsonWithVersion('package-lock.json', lockText, [/^(  "version": )"[^"]*"/m, /^(    "": \{\n(?:      (?!"version").*\n)*      "version": )"[^"]*"/m], version, lockExpected)],
-    ]);
   }
 
   /** The changelog with "## Unreleased" turned into the version's entry, and a new empty "## Unreleased" above it. */
@@ -194,38 +162,34 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
 
   /** The project's files as git sees them (tracked, and untracked but not ignored), as on disk now. */
   function projectFiles(): string[] {
-    let listing: string;
-    try {
-      listing = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    } catch (error) {
-      refuse(`npm run release needs git to list the project's files: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    return [...new Set(listing.split('\0').filter(Boolean))].filter((file) => existsSync(join(root, file)) && statSync(join(root, file)).isFile());
+    const git = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (git.status !== 0) refuse(`npm run release needs git to list the project's files: ${git.error?.message ?? git.stderr.trim()}`);
+    return [...new Set(git.stdout.split('\0').filter(Boolean))].filter((file) => statSync(join(root, file), { throwIfNoEntry: false })?.isFile());
   }
 
   /**
-   * What `npm run generate` writes for the new spec, run in a throwaway copy of the project so the
-   * working tree stays untouched until every file is ready: the generated files and handler stubs
-   * that differ from the working tree's.
+   * What the release writes beside the spec and the changelog, made in a throwaway copy of the
+   * project so the working tree stays untouched until every file is ready: package.json and
+   * package-lock.json as `npm version` sets them, the generated files and handler stubs that `npm
+   * run generate` writes for the new spec (those that differ from the working tree's); and the
+   * changes from the release `previous` to the new bundled contract.
    */
-  function generatedFiles(newFiles: Map<string, string>): Map<string, string> {
+  async function madeInCopy(spec: string, version: string, previous: string): Promise<{ made: Map<string, string>; groups: ChangeGroup[] }> {
     const copy = mkdtempSync(join(tmpdir(), 'animal-store-release-'));
     try {
-      for (const file of projectFiles()) {
-        mkdirSync(dirname(join(copy, file)), { recursive: true });
-        copyFileSync(join(root, file), join(copy, file));
-      }
+      for (const file of projectFiles()) cpSync(join(root, file), join(copy, file));
       symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
-      for (const [file, text] of newFiles) writeFileSync(join(copy, file), text);
-      const run = spawnSync(bin('tsx', copy), ['scripts/generate.ts'], { cwd: copy, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-      if (run.status !== 0) refuse(`npm run generate failed on the new spec:\n\n${`${run.stdout ?? ''}${run.stderr ?? ''}`.trim()}`);
-      const outputs = new Map<string, string>();
-      for (const file of [...filesUnder(copy, 'generated'), ...filesUnder(copy, 'handlers')]) {
-        const text = readFileSync(join(copy, file), 'utf8');
-        const current = existsSync(join(root, file)) ? read(file) : undefined;
-        if (text !== current) outputs.set(file, text);
+      writeFileSync(join(copy, specFile), spec);
+      const npm = failure('npm', ['version', version, '--no-git-tag-version', '--allow-same-version', '--ignore-scripts'], copy);
+      if (npm !== undefined) refuse(`npm version ${version} failed:\n\n${npm}`);
+      const generate = failure(bin('tsx', copy), ['scripts/generate.ts'], copy);
+      if (generate !== undefined) refuse(`npm run generate failed on the new spec:\n\n${generate}`);
+      const made = new Map<string, string>();
+      for (const file of ['package.json', 'package-lock.json', ...filesUnder(copy, 'generated'), ...filesUnder(copy, 'handlers')]) {
+        const text = read(file, copy);
+        if (!existsSync(join(root, file)) || text !== read(file)) made.set(file, text);
       }
-      return outputs;
+      return { made, groups: await contractChanges(join(root, releasedDir, `${previous}.json`), join(copy, 'generated', 'openapi.json')) };
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
@@ -233,7 +197,7 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
 
   // -- The release -----------------------------------------------------------------------------
 
-  const { version, date } = parseArgs(argv);
+  const { version, date } = parseArguments();
   const wanted = parseVersion(version);
   if (!wanted) refuse(`"${version}" is not a version: three numbers, x.y.z (e.g. 1.2.0), without a "v" or a suffix.`);
   const newest = releasesIn(join(root, releasedDir))[0];
@@ -254,26 +218,17 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
   check('Spectral (OWASP) lint of the spec', bin('spectral'), ['lint', specFile, '--ruleset', '.spectral.yaml', '--fail-severity=warn']);
   check('Breaking-change gate', bin('tsx'), ['scripts/breaking.ts']);
 
-  const previousVersion = String(parseDocument(read(specFile)).getIn(['info', 'version']) ?? '?');
-  const files = new Map<string, string>([[specFile, specWithVersion(read(specFile), version)], ...packageFiles(version)]);
-  for (const [file, text] of generatedFiles(files)) files.set(file, text);
+  const spec = read(specFile);
+  const previousVersion = String(parseDocument(spec).getIn(['info', 'version']) ?? '?');
+  const files = new Map<string, string>([[specFile, specWithVersion(spec, version)]]);
+  const { made, groups } = await madeInCopy(files.get(specFile)!, version, newest.version);
+  for (const [file, text] of made) files.set(file, text);
   const bundled = files.get('generated/openapi.json');
   if (bundled === undefined || (JSON.parse(bundled) as { info?: { version?: unknown } }).info?.version !== version) {
     refuse('generated/openapi.json did not come out with the new version.');
   }
   const frozen = `${releasedDir}/${version}.json`;
   files.set(frozen, bundled);
-
-  // The changes from the newest release to the contract being frozen, read from a scratch file.
-  const scratch = mkdtempSync(join(tmpdir(), 'animal-store-release-contract-'));
-  const groups = await (async () => {
-    try {
-      writeFileSync(join(scratch, 'openapi.json'), bundled);
-      return await contractChanges(join(root, releasedDir, `${newest.version}.json`), join(scratch, 'openapi.json'));
-    } finally {
-      rmSync(scratch, { recursive: true, force: true });
-    }
-  })();
   if (groups.length === 0) refuse(`The contract has not changed since ${newest.version}: nothing to release.`);
   files.set(changelogFile, changelogWithRelease(read(changelogFile), version, date, newest.version, changesMarkdown(groups, 4)));
 
