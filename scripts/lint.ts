@@ -7,8 +7,8 @@
  * The sunset calendar runs in this process (scripts/lib/sunsets.ts): it is a few lines over the
  * parsed spec, and a tsx start of its own would cost more than the check.
  */
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { basename, join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { commandLine } from './lib/commandLine.js';
 import { isRedoclyNoticeLine, redocly, redoclyEnv } from './lib/redocly.js';
@@ -45,20 +45,20 @@ const day = (() => {
 })();
 
 const bin = (name: string) => join(projectRoot, 'node_modules', '.bin', name);
-const spawned = (command: string, args: string[]) => async () => {
-  const run = spawnSync(command, args, { cwd: projectRoot, stdio: 'inherit' });
-  if (run.error) console.error(`could not run ${command}: ${run.error.message}`);
-  return { passed: run.status === 0 };
-};
+/** Runs a command of a check to its end, its output captured unless `options` says otherwise; one that cannot start is said so. */
+function run(command: string, args: string[], options: SpawnSyncOptions = {}) {
+  const result = spawnSync(command, args, { cwd: projectRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
+  if (result.error) console.error(`could not run ${basename(command)}: ${result.error.message}`);
+  return { ...result, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
+}
+const spawned = (command: string, args: string[]) => async () => ({ passed: run(command, args, { stdio: 'inherit' }).status === 0 });
 
 async function redoclyLint(): Promise<{ passed: boolean }> {
   // Colours as in a terminal when ours is one (a pipe would turn them off).
-  const env = { ...redoclyEnv(), ...(process.stderr.isTTY ? { FORCE_COLOR: '1' } : {}) };
-  const run = spawnSync(redocly, ['lint'], { cwd: projectRoot, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (run.error) console.error(`could not run redocly: ${run.error.message}`);
-  process.stdout.write(run.stdout ?? '');
-  process.stderr.write((run.stderr ?? '').split('\n').filter((line) => !isRedoclyNoticeLine(line)).join('\n'));
-  return { passed: run.status === 0 };
+  const lint = run(redocly, ['lint'], { env: { ...redoclyEnv(), ...(process.stderr.isTTY ? { FORCE_COLOR: '1' } : {}) } });
+  process.stdout.write(lint.stdout);
+  process.stderr.write(lint.stderr.split('\n').filter((line) => !isRedoclyNoticeLine(line)).join('\n'));
+  return { passed: lint.status === 0 };
 }
 
 /**
@@ -67,23 +67,17 @@ async function redoclyLint(): Promise<{ passed: boolean }> {
  * no longer match and say nothing of the cause, so the cause is printed first.
  */
 async function typeCheck(): Promise<{ passed: boolean; note?: string }> {
-  const pretty = process.stdout.isTTY ? ['--pretty'] : [];
-  const run = spawnSync(bin('tsc'), ['-p', 'tsconfig.json', ...pretty], { cwd: projectRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (run.error) console.error(`could not run tsc: ${run.error.message}`);
-  if (run.status === 0) {
-    process.stdout.write(run.stdout ?? '');
+  const tsc = run(bin('tsc'), ['-p', 'tsconfig.json', ...(process.stdout.isTTY ? ['--pretty'] : [])]);
+  if (tsc.status === 0) {
+    process.stdout.write(tsc.stdout);
     return { passed: true };
   }
-  const check = spawnSync(bin('tsx'), ['scripts/generate.ts', '--check'], { cwd: projectRoot, encoding: 'utf8' });
-  const stale = check.status === 1 && /Stale or missing generated files/.test(check.stderr ?? '');
+  const check = run(bin('tsx'), ['scripts/generate.ts', '--check']);
+  const stale = check.status === 1 && /Stale or missing generated files/.test(check.stderr);
   // On stdout, where tsc prints its errors, so that it comes first whatever reads the two streams.
-  if (stale) {
-    console.log(`${STALE}. tsc's errors below are most likely that (the types and the handler map come from generated/):`);
-    process.stdout.write(check.stderr ?? '');
-    console.log('');
-  }
-  process.stdout.write(run.stdout ?? '');
-  process.stderr.write(run.stderr ?? '');
+  if (stale) console.log(`${STALE}. tsc's errors below are most likely that (the types and the handler map come from generated/):\n${check.stderr}`);
+  process.stdout.write(tsc.stdout);
+  process.stderr.write(tsc.stderr);
   return stale ? { passed: false, note: STALE } : { passed: false };
 }
 const STALE = 'generated/ is stale: run `npm run generate`';
@@ -112,24 +106,18 @@ const CHECKS: readonly Check[] = [
   { name: 'tsc', run: typeCheck },
 ];
 
-const failed: string[] = [];
-const warned = new Map<string, number>();
-const notes = new Map<string, string>();
+const results = [];
 for (const check of CHECKS) {
   console.log(`\n== ${check.name}`);
-  const { passed, warnings = 0, note } = await check.run();
-  if (!passed) failed.push(check.name);
-  if (warnings > 0) warned.set(check.name, warnings);
-  if (note !== undefined) notes.set(check.name, note);
+  results.push({ name: check.name, ...(await check.run()) });
 }
 
 console.log('');
-for (const check of CHECKS) {
+for (const { name, passed, warnings = 0, note } of results) {
   // Warnings are counted again here, where the verdicts are read: a passing step's output scrolls away.
-  const warnings = warned.get(check.name) ?? 0;
-  const note = notes.get(check.name);
-  console.log(`${failed.includes(check.name) ? 'FAILED' : 'passed'}  ${check.name}${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'}, above)` : ''}${note ? ` (${note})` : ''}`);
+  console.log(`${passed ? 'passed' : 'FAILED'}  ${name}${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'}, above)` : ''}${note ? ` (${note})` : ''}`);
 }
+const failed = results.filter((result) => !result.passed).map((result) => result.name);
 if (failed.length > 0) {
   console.error(`\nnpm run lint: ${failed.length} of ${CHECKS.length} checks failed (${failed.join(', ')}).`);
   process.exit(1);
