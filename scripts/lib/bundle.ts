@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 import { startProcess } from './processes.js';
 
 /** The project root: this file lives in scripts/lib/. */
@@ -35,23 +36,17 @@ const OUTPUTS = [
 ];
 
 /**
- * Inputs of the build besides the bundled sources: the scripts `npm run build` runs, what the docs
- * are rendered from, and what decides the bundled dependencies (lockfile, patches).
+ * Inputs of the build besides the bundled sources: what the docs are rendered from (the Try it
+ * panel is bundled into the pages by path, not imported), and what decides the bundled
+ * dependencies (lockfile, patches). The scripts `npm run build` runs are found by buildScripts.
  */
-const FIXED_INPUTS = [
-  'package.json',
-  'package-lock.json',
-  'scripts/build.ts',
-  'scripts/docs.ts',
-  'scripts/lib/redocly.ts',
-  // The docs' pages of every release, their changes page and their Try it panel.
-  ...['docsChanges', 'docsContract', 'docsHtml', 'docsMenu', 'docsPage', 'docsTryIt', 'docsTryItPanel', 'releases', 'contractChanges', 'changeLines', 'changeWords', 'contractDiff', 'patternScope', 'breakingRules'].map((name) => `scripts/lib/${name}.ts`),
-  'spec/released',
-  'generated/openapi.json',
-  'spec/CHANGELOG.md',
-  'redocly.yaml',
-  'patches',
-];
+const FIXED_INPUTS = ['package.json', 'package-lock.json', 'scripts/lib/docsTryItPanel.ts', 'spec/released', 'generated/openapi.json', 'spec/CHANGELOG.md', 'redocly.yaml', 'patches'];
+
+/** The scripts `npm run build` runs and every module of ours they import, as esbuild resolves them: a list kept by hand went stale. */
+function buildScripts(): string[] {
+  const { metafile } = buildSync({ absWorkingDir: root, entryPoints: ['scripts/build.ts', 'scripts/docs.ts'], bundle: true, packages: 'external', platform: 'node', format: 'esm', outdir: 'unused', write: false, metafile: true, logLevel: 'silent' });
+  return Object.keys(metafile.inputs).map((file) => join(root, file));
+}
 
 export interface StartCommand {
   /** The steps before the server, each as argv: `[['npm', 'run', '-s', 'build']]`. */
@@ -125,7 +120,7 @@ export function bundleStaleness(): string | undefined {
     if (time === undefined) return `${relative(root, output)} is missing`;
     oldestOutput = Math.min(oldestOutput, time);
   }
-  const inputs = [...bundledSources(), ...FIXED_INPUTS.flatMap((input) => filesUnder(join(root, input)))];
+  const inputs = [...bundledSources(), ...buildScripts(), ...FIXED_INPUTS.flatMap((input) => filesUnder(join(root, input)))];
   for (const input of inputs) {
     const time = mtimeMs(input);
     if (time === undefined) {
