@@ -33,7 +33,7 @@
  * the working contract changed 2.2-4.0 s; nothing changed 1.6 s. Before versions and the panel,
  * the 2 renders of the working contract alone took 2.0 s on an idle machine.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -43,7 +43,7 @@ import { contractChanges } from './lib/contractChanges.js';
 import { changesPageHtml, operationAnchors, type ChangeStep, type StepEnd } from './lib/docsChanges.js';
 import { docsDocument, type DocsDocument } from './lib/docsContract.js';
 import { barHtml, type DocsPageId, type DocsVariant } from './lib/docsMenu.js';
-import { dressReferencePage, pruneRenderCache, remoteResources, renderRedoc, tryItPanelScript } from './lib/docsPage.js';
+import { dressReferencePage, pruneRenderCache, remoteResources, renderRedoc, tryItPanelScript, writeAtomically } from './lib/docsPage.js';
 import { basePathOf, SANDBOX_BASE_URL, tryItOperations, type TryItConfig } from './lib/docsTryIt.js';
 import { releasesIn, type Release } from './lib/releases.js';
 
@@ -94,18 +94,6 @@ async function inTurns<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T
   };
   await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
   return results;
-}
-
-/** Writes next to the target and renames, so the server never serves a half-written file. */
-function writeAtomically(file: string, write: (temp: string) => void): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  try {
-    write(temp);
-    renameSync(temp, file);
-  } finally {
-    rmSync(temp, { force: true });
-  }
 }
 
 /** Removes version folders of `dir` that no release has any more (a release file deleted or renamed). */
@@ -195,12 +183,12 @@ if (placeholderAt.length !== 1 || placeholderAt[0] !== servedPath) {
 
 removeStaleVersions(publishedDir, releases);
 removeStaleVersions(servedDir, releases);
-for (const [file, html] of files) writeAtomically(file, (temp) => writeFileSync(temp, html));
+for (const [file, html] of files) writeAtomically(file, html);
 const specCopy = join(publishedDir, 'openapi.json');
 const changelogCopy = join(publishedDir, 'CHANGELOG.md');
-writeAtomically(specCopy, (temp) => copyFileSync(bundledSpecPath, temp));
-writeAtomically(changelogCopy, (temp) => copyFileSync(changelogPath, temp));
-for (const release of releases) writeAtomically(join(publishedDir, release.version, 'openapi.json'), (temp) => copyFileSync(release.file, temp));
+writeAtomically(specCopy, readFileSync(bundledSpecPath));
+writeAtomically(changelogCopy, readFileSync(changelogPath));
+for (const release of releases) writeAtomically(join(publishedDir, release.version, 'openapi.json'), readFileSync(release.file));
 
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const size = Math.ceil(Buffer.byteLength(files.get(docsPath) ?? '') / 1024);

@@ -148,12 +148,7 @@ async function seedsFrom(contract: OpenApiDocument): Promise<SandboxSeeds> {
 // ---- Start.
 const folder = mkdtempSync(join(tmpdir(), 'animal-store-sandbox-'));
 const sqlitePath = join(folder, 'sandbox.sqlite');
-let removed = false;
-function removeStore(): void {
-  if (removed) return;
-  removed = true;
-  rmSync(folder, { recursive: true, force: true });
-}
+const removeStore = () => rmSync(folder, { recursive: true, force: true });
 // However the process ends (a crash included), the temp folder goes with it.
 process.on('exit', removeStore);
 

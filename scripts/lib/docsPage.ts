@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { projectRoot } from '../../src/paths.js';
@@ -88,14 +88,23 @@ export async function renderRedoc(document: DocsDocument, cacheDir: string): Pro
     const input = join(dir, 'openapi.json');
     writeFileSync(input, json);
     const page = await redoclyOutput('build-docs', input, 'index.html', BUILD_DOCS_ARGS);
-    mkdirSync(cacheDir, { recursive: true });
-    // Renamed into place: a concurrent run reads a whole entry or none.
-    const temp = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(temp, page);
-    renameSync(temp, cacheFile);
+    // A concurrent run reads a whole entry or none.
+    writeAtomically(cacheFile, page);
     return { html: seal(page), entry, cached: false };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes next to the target and renames, so no reader (the server, a concurrent run) sees a half-written file. */
+export function writeAtomically(file: string, content: string | Buffer): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temp, content);
+    renameSync(temp, file);
+  } finally {
+    rmSync(temp, { force: true });
   }
 }
 
