@@ -95,17 +95,14 @@ watchFile(bundledSpecPath, { interval: 1000 }, (current, previous) => {
   }
 });
 
-const prism = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', mockSpecPath, '--host', host, '--port', String(port)], {
-  cwd: projectRoot,
-  stdio: 'inherit',
-});
+const prism = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', mockSpecPath, '--host', host, '--port', String(port)], { cwd: projectRoot, stdio: 'inherit' });
 
 let stopping = false;
-let exited = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     stopping = true;
-    if (!exited) prism.kill(signal);
+    // A Prism that has exited is not signalled (kill does nothing then).
+    prism.kill(signal);
   });
 }
 
@@ -115,7 +112,6 @@ prism.on('error', (error) => {
 });
 
 prism.on('exit', (code, signal) => {
-  exited = true;
   unwatchFile(bundledSpecPath);
   if (stopping) {
     console.log('Mock stopped.');
@@ -125,7 +121,7 @@ prism.on('exit', (code, signal) => {
   process.exit(code === null || code === 0 ? 1 : code);
 });
 
-if (await waitForPort(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port, () => exited || stopping)) {
+if (await waitForPort(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port, () => prism.exitCode !== null || prism.signalCode !== null || stopping)) {
   const shown = host === '127.0.0.1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   const base = `http://${shown}:${port}${basePath}`;
   console.log(`\nMock of the Animal Store API on ${base} (any bearer token is accepted).`);
