@@ -100,14 +100,9 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
   const options = parseCommandLine(argv, HELP, { server: { type: 'string' }, key: { type: 'string' }, write: { type: 'boolean' }, timeout: { type: 'string' }, verbose: { type: 'boolean', short: 'v' } }, io);
 
   if (!options.server) usage('--server is required: the base URL of the deployment, ending in /v1.');
-  let server: string;
-  try {
-    const url = new URL(options.server);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-    server = url.toString().replace(/\/+$/, '');
-  } catch {
-    usage(`--server ${options.server} is not an http:// or https:// URL.`);
-  }
+  const url = URL.canParse(options.server) ? new URL(options.server) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') usage(`--server ${options.server} is not an http:// or https:// URL.`);
+  const server = url.toString().replace(/\/+$/, '');
   // The contract's paths and Link targets are under /v1; a base without it would fail every check.
   if (!new URL(server).pathname.endsWith('/v1')) usage(`--server ${server} does not end in /v1: give the API's base URL, e.g. ${server}/v1.`);
 
@@ -184,9 +179,8 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
     }
 
     // ---- Report: the failed checks, then one line.
-    const workflows = results.flatMap((r) => r.workflows ?? []);
     const allWorkflows = (ws: WorkflowResult[]): WorkflowResult[] => ws.flatMap((w) => [w, ...allWorkflows(w.nested)]);
-    const everyWorkflow = allWorkflows(workflows);
+    const everyWorkflow = allWorkflows(results.flatMap((r) => r.workflows ?? []));
     const steps = everyWorkflow.flatMap((w) => w.steps.map((s) => ({ file: w.file, ...s })));
     const checks = steps.flatMap((s) => s.checks);
     const isFailure = (check: CheckResult) => !check.passed && check.severity === 'error';
@@ -197,14 +191,12 @@ async function conformance(argv: string[], io: ConformanceIo): Promise<number> {
 
     if (failedSteps.length > 0) {
       log('\nFailed checks:');
-      const descriptions = new Map<string, Map<string, string>>();
       for (const step of failedSteps) {
-        if (!descriptions.has(step.file)) descriptions.set(step.file, stepDescriptions(step.file));
         const error = isNode(step.body) && typeof step.body.code === 'string' ? ` ${step.body.code}${typeof step.body.message === 'string' ? `: ${step.body.message}` : ''}` : '';
         // Respect reports the URL with the response, so a request that got none has no URL in the report.
         const outcome = step.statusCode ? `${step.method} ${step.url} answered ${step.statusCode}${error}` : `no answer from ${server}`;
         log(mask(`  ✗ ${step.file} › ${step.workflowId} › ${step.stepId}: ${outcome}`));
-        const description = descriptions.get(step.file)?.get(`${step.workflowId}/${step.stepId}`);
+        const description = stepDescriptions(step.file).get(`${step.workflowId}/${step.stepId}`);
         if (description) log(mask(`      (${description})`));
         for (const check of step.checks.filter(isFailure)) {
           log(mask(`      ✗ ${describeCheck(check)}`));
