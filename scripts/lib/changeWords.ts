@@ -5,6 +5,7 @@
  */
 import type { Diff } from 'api-smart-diff';
 import { isoDay } from '../../src/instant.js';
+import { isNode } from './operations.js';
 import { comparePatterns, type PatternRelation } from './patternScope.js';
 
 export type ChangeKind = 'added' | 'changed' | 'deprecated' | 'removed';
@@ -15,21 +16,24 @@ export interface Change {
 }
 
 export type Path = readonly (string | number)[];
-export type Node = Record<string, unknown>;
 type Action = Diff['action'];
 
-export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 export const KIND_ORDER: readonly ChangeKind[] = ['added', 'changed', 'deprecated', 'removed'];
 export const KIND_OF: Record<Action, ChangeKind> = { add: 'added', remove: 'removed', replace: 'changed', rename: 'changed' };
+const VERB: Record<Action, string> = { add: 'Added', remove: 'Removed', replace: 'Changed', rename: 'Changed' };
 /** Keys that only document: a change to one of them changes no request and no response. */
 export const WORDING = new Set(['description', 'summary', 'title', 'example', 'examples', 'externalDocs', '$comment', 'tags']);
+export const isWording = (key: unknown): boolean => typeof key === 'string' && WORDING.has(key);
 /** Keywords under which a schema holds schemas: a path through them names a field, not a keyword. */
 const COMBINERS = new Set(['allOf', 'anyOf', 'oneOf']);
 
-export const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
 export const at = (root: unknown, path: Path): unknown =>
   path.reduce<unknown>((node, key) => (isNode(node) || Array.isArray(node) ? (node as Record<string | number, unknown>)[key] : undefined), root);
 export const code = (text: string | number) => `\`${text}\``;
+/** What a change added, or what it removed. */
+export const valueOf = (diff: Diff): unknown => (diff.action === 'remove' ? diff.before : diff.after);
+/** The document a change's value lives in: the earlier one for a removal, else the later. */
+export const documentOf = ({ diff, before, after }: Seen): unknown => (diff.action === 'remove' ? before : after);
 
 /** A value as a changelog shows it: numbers and booleans bare, anything else quoted as code; undefined when too long to be read on one line. */
 export function shown(value: unknown): string | undefined {
@@ -47,9 +51,7 @@ export function day(value: unknown): string | undefined {
 }
 
 /** `a`, `a and b`, `a, b and c`. */
-export function listed(items: readonly string[]): string {
-  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
-}
+export const listed = (items: readonly string[]): string => (items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
 
 // ---------------------------------------------------------------------------------------------
 // Where a change is, in words.
@@ -60,16 +62,10 @@ export type SchemaOwner = { kind: 'request' } | { kind: 'response' } | { kind: '
 /** `request body field `name``, `the body`, `field `x` of query parameter `filter``... */
 function fieldWords(owner: SchemaOwner, field: readonly string[]): string {
   const name = field.reduce((text, part) => (part === '[]' || text === '' ? text + part : `${text}.${part}`), '');
-  switch (owner.kind) {
-    case 'request':
-      return name ? `request body field ${code(name)}` : 'the request body';
-    case 'response':
-      return name ? `body field ${code(name)}` : 'the body';
-    case 'parameter':
-      return name ? `field ${code(name)} of ${owner.where}` : owner.where;
-    case 'header':
-      return name ? `field ${code(name)} of header ${code(owner.name)}` : `header ${code(owner.name)}`;
-  }
+  if (owner.kind === 'request') return name ? `request body field ${code(name)}` : 'the request body';
+  if (owner.kind === 'response') return name ? `body field ${code(name)}` : 'the body';
+  if (owner.kind === 'parameter') return name ? `field ${code(name)} of ${owner.where}` : owner.where;
+  return name ? `field ${code(name)} of header ${code(owner.name)}` : `header ${code(owner.name)}`;
 }
 
 /** A schema path split into the field it reaches (`[]` for array items) and the keyword changed there. */
@@ -126,9 +122,12 @@ export interface Seen {
   after: unknown;
 }
 
-export function capital(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
+export const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** `Added …`, `Removed …` or `Changed …`, as `action` says. */
+export const actionLine = (action: Action, what: string): Line => ({ kind: KIND_OF[action], text: `${VERB[action]} ${what}` });
+/** The same for what is added to or removed from a response: "Added header `ETag` to response `200`". */
+export const movedLine = (action: Action, what: string): Line => ({ ...actionLine(action, what), preposition: action === 'add' ? 'to' : action === 'remove' ? 'from' : undefined });
 
 const PATTERN_RELATION: Record<Exclude<PatternRelation, 'other'>, string> = { same: 'accepts the same values', wider: 'accepts more values', narrower: 'accepts fewer values' };
 
@@ -152,39 +151,32 @@ export function schemaChange(seen: Seen, schemaPath: Path, owner: SchemaOwner): 
   const response = owner.kind === 'response' || owner.kind === 'header';
   if (spot.keyword === undefined) {
     if (spot.property) {
-      const parent = at(diff.action === 'remove' ? seen.before : seen.after, [...diff.path.slice(0, -2), 'required']);
-      const name = String(diff.path.at(-1));
-      const required = Array.isArray(parent) && parent.includes(name);
-      if (diff.action === 'add') return { kind: 'added', text: `Added ${response ? '' : required ? 'required ' : 'optional '}${target}`, preposition: 'to' };
-      if (diff.action === 'remove') return { kind: 'removed', text: `Removed ${target}`, preposition: 'from' };
-      return { kind: 'changed', text: `Changed ${target}` };
+      const parent = at(documentOf(seen), [...diff.path.slice(0, -2), 'required']);
+      const required = Array.isArray(parent) && parent.includes(String(diff.path.at(-1)));
+      return movedLine(diff.action, `${diff.action !== 'add' || response ? '' : required ? 'required ' : 'optional '}${target}`);
     }
-    if (diff.action === 'add') return { kind: 'added', text: `Added a schema for ${target}` };
-    if (diff.action === 'remove') return { kind: 'removed', text: `Removed the schema of ${target}` };
-    return { kind: 'changed', text: `Changed the schema of ${target}` };
+    return actionLine(diff.action, diff.action === 'add' ? `a schema for ${target}` : `the schema of ${target}`);
   }
   const keyword = spot.keyword;
   if (WORDING.has(keyword) && keyword !== 'tags') return WORDING_LINE;
   const keywordPath = diff.path.slice(0, diff.path.length - spot.rest.length);
-  if (keyword === 'properties' && spot.rest.length === 0 && isNode(diff.action === 'remove' ? diff.before : diff.after)) {
+  const properties = valueOf(diff);
+  if (keyword === 'properties' && spot.rest.length === 0 && isNode(properties)) {
     // A whole `properties` added or removed: one line per field.
-    const fields = Object.keys((diff.action === 'remove' ? diff.before : diff.after) as Node);
-    const required = at(diff.action === 'remove' ? seen.before : seen.after, [...keywordPath.slice(0, -1), 'required']);
-    return fields.map((name) => {
-      const words = fieldWords(owner, [...spot.field, name]);
-      const optional = response ? '' : Array.isArray(required) && required.includes(name) ? 'required ' : 'optional ';
-      return diff.action === 'remove' ? { kind: 'removed', text: `Removed ${words}`, preposition: 'from' } : { kind: 'added', text: `Added ${optional}${words}`, preposition: 'to' };
+    const required = at(documentOf(seen), [...keywordPath.slice(0, -1), 'required']);
+    return Object.keys(properties).map((name) => {
+      const optional = response || diff.action === 'remove' ? '' : Array.isArray(required) && required.includes(name) ? 'required ' : 'optional ';
+      return movedLine(diff.action === 'remove' ? 'remove' : 'add', `${optional}${fieldWords(owner, [...spot.field, name])}`);
     });
   }
   if (keyword === 'enum' && spot.rest.length === 1) {
-    const value = shown(diff.action === 'remove' ? diff.before : diff.after) ?? 'a value';
+    const value = shown(valueOf(diff)) ?? 'a value';
     if (diff.action === 'add') return { kind: 'added', text: `Added ${value} to the values of ${target}` };
     if (diff.action === 'remove') return { kind: 'removed', text: `Removed ${value} from the values of ${target}` };
     return { kind: 'changed', text: `Changed ${shown(diff.before) ?? 'a value'} to ${value} in the values of ${target}` };
   }
   if (keyword === 'required' && spot.rest.length === 1) {
-    const name = String(diff.action === 'remove' ? diff.before : diff.after);
-    const words = fieldWords(owner, [...spot.field, name]);
+    const words = fieldWords(owner, [...spot.field, String(valueOf(diff))]);
     if (diff.action === 'add') return { kind: 'changed', text: response ? `Made ${words} always present` : `Made ${words} required` };
     if (diff.action === 'remove') return { kind: 'changed', text: response ? `Made ${words} optional (it may be absent)` : `Made ${words} optional` };
   }

@@ -10,8 +10,8 @@
  * and its headers. The same change seen under several statuses of one operation is one line, and
  * wording or examples that changed are one line per operation, not one per text.
  */
-import { inArea, operationChange, operationsOf, parameterChange, subjectOf, wholeContractChange } from './changeLines.js';
-import { code, keywordLine, KIND_ORDER, listed, shown, WORDING, WORDING_LINE, type Change, type Described, type Line, type Seen } from './changeWords.js';
+import { operationChange, operationsOf, parameterChange, placed, subjectOf, wholeContractChange, type Operation } from './changeLines.js';
+import { code, isWording, keywordLine, KIND_ORDER, listed, shown, WORDING_LINE, type Change, type Described, type Line, type Seen } from './changeWords.js';
 import { contractDiffs, loadContract } from './contractDiff.js';
 
 export type { Change, ChangeKind } from './changeWords.js';
@@ -46,29 +46,18 @@ class GroupBuilder {
     );
     // Responses added or removed, and headers added to or removed from the very same responses,
     // read as one line: "Added responses `409` and `422`", "Added headers `A` and `B` to response `401`".
-    const lists = new Map<string, { names: string[] }>();
-    const merged: { line: Line; statuses: string[]; noun?: string; names?: string[] }[] = [];
-    for (const entry of entries) {
+    const merged = new Map<string, { line: Line; statuses: string[]; noun?: string; names: string[] }>();
+    for (const [index, entry] of entries.entries()) {
       const [, noun, name] = /^(?:Added|Removed) (header|response) (`[^`]+`)$/.exec(entry.line.text) ?? [];
-      if (noun === undefined || name === undefined) {
-        merged.push(entry);
-        continue;
-      }
-      const key = `${entry.line.kind}\0${noun}\0${entry.statuses.join(',')}`;
-      const same = lists.get(key);
-      if (same) same.names.push(name);
-      else {
-        const first = { ...entry, noun, names: [name] };
-        lists.set(key, first);
-        merged.push(first);
-      }
+      const key = name === undefined ? String(index) : `${entry.line.kind}\0${noun}\0${entry.statuses.join(',')}`;
+      const same = merged.get(key);
+      if (same && name !== undefined) same.names.push(name);
+      else merged.set(key, { ...entry, noun, names: name === undefined ? [] : [name] });
     }
-    const changes = merged.map(({ line, statuses, noun, names }): Change => {
-      const text = names && names.length > 1 ? `${line.kind === 'added' ? 'Added' : 'Removed'} ${noun}s ${listed(names)}` : line.text;
-      return {
-        kind: line.kind,
-        text: statuses.length > 0 ? `${text} ${line.preposition ?? 'in'} ${statuses.length === 1 ? 'response' : 'responses'} ${listed(statuses.map(code))}` : text,
-      };
+    const changes = [...merged.values()].map(({ line, statuses, noun, names }): Change => {
+      const text = names.length > 1 ? `${line.kind === 'added' ? 'Added' : 'Removed'} ${noun}s ${listed(names)}` : line.text;
+      const responses = statuses.length > 0 ? ` ${line.preposition ?? 'in'} ${statuses.length === 1 ? 'response' : 'responses'} ${listed(statuses.map(code))}` : '';
+      return { kind: line.kind, text: `${text}${responses}` };
     });
     const unique = [...new Map(changes.map((c) => [`${c.kind}\0${c.text}`, c])).values()];
     if (this.wording.size > 0) unique.push({ kind: 'changed', text: wordingText });
@@ -76,16 +65,11 @@ class GroupBuilder {
   }
 }
 
-/** Changes from `before` to `after` (file paths, YAML or JSON; $refs resolved), grouped by operation
+/** Changes from `beforeFile` to `afterFile` (YAML or JSON; $refs resolved), grouped by operation
  *  (subject like "getPet (GET /pets/{petId})"), then one group for what is outside operations
  *  (subject "Whole contract": security schemes, servers, info...). Empty array: no change. */
-export async function contractChanges(before: string, after: string): Promise<ChangeGroup[]> {
-  const [earlier, later] = await Promise.all([loadContract(before), loadContract(after)]);
-  return changesBetween(earlier, later);
-}
-
-/** contractChanges on two documents already dereferenced. */
-export function changesBetween(before: object, after: object): ChangeGroup[] {
+export async function contractChanges(beforeFile: string, afterFile: string): Promise<ChangeGroup[]> {
+  const [before, after] = await Promise.all([loadContract(beforeFile), loadContract(afterFile)]);
   const diffs = contractDiffs(before, after);
   const operations = operationsOf(before, after);
   const groups = new Map<string, GroupBuilder>();
@@ -99,34 +83,11 @@ export function changesBetween(before: object, after: object): ChangeGroup[] {
   for (const diff of diffs) {
     const seen: Seen = { diff, before, after };
     const [top, template, method] = diff.path.map(String);
-    if (top !== 'paths' || template === undefined) {
-      record(whole, wholeContractChange(seen), top === 'info' ? diff.path.slice(0, 2).join('.') : String(top));
-      continue;
-    }
     const op = method === undefined ? undefined : operations.get(`${method} ${template}`);
-    if (op) {
-      record(builder(op.key), operationChange(seen, op), '');
-      continue;
-    }
+    if (top !== 'paths' || template === undefined) record(whole, wholeContractChange(seen), top === 'info' ? diff.path.slice(0, 2).join('.') : String(top));
+    else if (op) record(builder(op.key), operationChange(seen, op), '');
     // A whole path item, or what it holds for all its operations (its parameters, its wording).
-    const inItem = [...operations.values()].filter((o) => o.template === template);
-    for (const each of inItem) {
-      const present = diff.action === 'remove' ? each.before : each.after;
-      if (method === undefined) {
-        // A whole path item added or removed: each operation in it, as if added or removed alone.
-        if (diff.action === 'add' || diff.action === 'remove') {
-          if (present) record(builder(each.key), operationChange({ ...seen, diff: { ...diff, path: [...diff.path, each.method] } }, each), '');
-        } else {
-          record(builder(each.key), { kind: 'changed', text: `Changed path from ${shown(diff.before) ?? '…'} to ${shown(diff.after) ?? '…'}` }, '');
-        }
-      } else if (method === 'parameters') {
-        record(builder(each.key), inArea(parameterChange(seen, ['paths', template, 'parameters']), 1), '');
-      } else if (WORDING.has(method)) {
-        record(builder(each.key), WORDING_LINE, '');
-      } else {
-        record(builder(each.key), keywordLine(diff.action, diff.path.slice(2).join('.'), `path ${code(template)}`, diff.before, diff.after), '');
-      }
-    }
+    else for (const each of [...operations.values()].filter((o) => o.template === template)) record(builder(each.key), pathItemChange(seen, each, method), '');
   }
   const result: ChangeGroup[] = [];
   for (const op of operations.values()) {
@@ -137,6 +98,17 @@ export function changesBetween(before: object, after: object): ChangeGroup[] {
   const outside = whole.changes(`${WORDING_CHANGED} (${listed([...whole.wording].map(code))})`);
   if (outside.length > 0) result.push({ subject: WHOLE_CONTRACT, changes: outside });
   return result;
+}
+
+/** A change to the path item `op` is in (`key`: what in it; undefined, the item itself), as it concerns `op`. */
+function pathItemChange(seen: Seen, op: Operation, key: string | undefined): Described {
+  const { diff } = seen;
+  if (key === 'parameters') return placed(parameterChange(seen, ['paths', op.template, 'parameters']), { area: 1 });
+  if (isWording(key)) return WORDING_LINE;
+  if (key !== undefined) return keywordLine(diff.action, diff.path.slice(2).join('.'), `path ${code(op.template)}`, diff.before, diff.after);
+  if (diff.action !== 'add' && diff.action !== 'remove') return { kind: 'changed', text: `Changed path from ${shown(diff.before) ?? '…'} to ${shown(diff.after) ?? '…'}` };
+  // A whole path item added or removed: each operation in it, as if added or removed alone.
+  return (diff.action === 'remove' ? op.before : op.after) ? operationChange({ ...seen, diff: { ...diff, path: [...diff.path, op.method] } }, op) : undefined;
 }
 
 /**
