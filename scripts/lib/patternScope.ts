@@ -35,11 +35,8 @@ export function comparePatterns(before: string, after: string): PatternRelation 
   // each operation, each release compared), and one judgement walks every code point: about half
   // a second. The answer depends on the two strings alone.
   const key = JSON.stringify([before, after]);
-  const known = relations.get(key);
-  if (known !== undefined) return known;
-  const relation = compareOverCodePoints(before, after);
-  relations.set(key, relation);
-  return relation;
+  if (!relations.has(key)) relations.set(key, compareOverCodePoints(before, after));
+  return relations.get(key)!;
 }
 
 const relations = new Map<string, PatternRelation>();
