@@ -1,6 +1,6 @@
 /**
- * The release as a function: `npm run release` (scripts/release.ts, which says what it writes
- * and when it refuses) is this module's main run on the process's arguments and output. The tests
+ * The release as a function: `npm run release` (scripts/release.ts) is this module's main run on
+ * the process's arguments and output; HELP says what it writes and when it refuses. The tests
  * call main in their own process, on a copy of the project, instead of starting the command.
  */
 import { spawnSync } from 'node:child_process';
@@ -60,14 +60,8 @@ function filesUnder(base: string, dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name).slice(base.length + 1));
 }
 
-/**
- * The release, as `npm run release` runs it with `argv` (its arguments): writes what the command
- * prints through `io` and resolves with its exit status instead of exiting, so that a test can run
- * it in its own process.
- */
-export async function main(argv: string[], io: ReleaseIo): Promise<number> {
-  return exitStatus(() => release(argv, io, io.root ?? projectRoot));
-}
+/** The release on `argv` (the command's arguments), writing through `io`: resolves with its exit status instead of exiting. */
+export const main = (argv: string[], io: ReleaseIo): Promise<number> => exitStatus(() => release(argv, io, io.root ?? projectRoot));
 
 async function release(argv: string[], io: ReleaseIo, root: string): Promise<void> {
   const log = (text: string) => io.stdout(`${text}\n`);
