@@ -27,7 +27,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { projectRoot } from '../src/paths.js';
-import { commandLine } from './lib/commandLine.js';
+import { commandLine, fail } from './lib/commandLine.js';
 
 const HELP = `Usage: npm run dev
 
@@ -62,32 +62,24 @@ const server = spawn(process.execPath, [tsxCli, 'watch', ...watchFlags, 'src/mai
 });
 
 // ---- spec/ → generate, one run at a time; saves during a run cause one more run after it.
-let running = false;
-let again = false;
+let runs = Promise.resolve();
+let queued = false;
 let debounce: NodeJS.Timeout | undefined;
 
-async function generate(): Promise<void> {
-  if (running) {
-    again = true;
-    return;
-  }
-  running = true;
-  try {
-    await tsImport('./generate.ts', import.meta.url);
-  } catch (error) {
-    console.error(`[dev] generate failed; the server keeps running the previous contract:\n${error instanceof Error ? error.message : String(error)}`);
-  } finally {
-    running = false;
-    if (again) {
-      again = false;
-      void generate();
-    }
-  }
+function generate(): void {
+  if (queued) return;
+  queued = true;
+  runs = runs.then(async () => {
+    queued = false;
+    await tsImport('./generate.ts', import.meta.url).catch((error: unknown) => {
+      console.error(`[dev] generate failed; the server keeps running the previous contract:\n${error instanceof Error ? error.message : String(error)}`);
+    });
+  });
 }
 
 const regenerateSoon = () => {
   clearTimeout(debounce);
-  debounce = setTimeout(() => void generate(), 100);
+  debounce = setTimeout(generate, 100);
 };
 const specWatcher = watch(join(projectRoot, 'spec'), { recursive: true }, regenerateSoon);
 // A resource or migration file added or removed changes generate's lists (generated/stores.ts,
@@ -97,7 +89,7 @@ const listWatchers = ['src/store/resources', 'src/store/migrations'].map((folder
     if (event === 'rename') regenerateSoon();
   }),
 );
-void generate();
+generate();
 
 // ---- Stopping.
 let stopSignal: NodeJS.Signals | undefined;
@@ -114,10 +106,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal
 process.on('exit', () => stop('SIGTERM'));
 
 server.once('exit', (code) => {
-  if (stopSignal === undefined) {
-    console.error(`[dev] the server's watcher exited (code ${code}); stopping.`);
-    process.exit(1);
-  }
+  if (stopSignal === undefined) fail(`[dev] the server's watcher exited (code ${code}); stopping.`);
   // tsx watch exits with the server's code (0 after a clean stop), or 128 + the signal when no server was running.
   process.exit(code === 0 || (code ?? 0) > 128 ? 0 : 1);
 });

@@ -38,7 +38,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
-import { commandLine } from './lib/commandLine.js';
+import { commandLine, fail } from './lib/commandLine.js';
 import { contractChanges } from './lib/contractChanges.js';
 import { changesPageHtml, operationAnchors, type ChangeStep, type StepEnd } from './lib/docsChanges.js';
 import { docsDocument, type DocsDocument } from './lib/docsContract.js';
@@ -73,14 +73,8 @@ const VERSION_FOLDER = /^\d+\.\d+\.\d+$/;
 /** Redoc's pages by content hash (scripts/lib/docsPage.ts): a release is rendered once. */
 const cacheDir = join(root, 'dist', '.docs-cache');
 
-if (!existsSync(bundledSpecPath)) {
-  console.error(`${rel(bundledSpecPath)} is missing: run \`npm run generate\` first.`);
-  process.exit(1);
-}
-if (!existsSync(changelogPath)) {
-  console.error(`${rel(changelogPath)} is missing: the docs publish the contract's changelog.`);
-  process.exit(1);
-}
+if (!existsSync(bundledSpecPath)) fail(`${rel(bundledSpecPath)} is missing: run \`npm run generate\` first.`);
+if (!existsSync(changelogPath)) fail(`${rel(changelogPath)} is missing: the docs publish the contract's changelog.`);
 
 /** Runs `tasks` at most `limit` at a time; the results in the tasks' order. */
 async function inTurns<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
@@ -165,21 +159,14 @@ try {
     files.set(pageFile({ kind: 'changes' }, variant), changesPageHtml(barHtml({ kind: 'changes' }, versions, variant, false), steps, variant, variant === 'published' ? 'CHANGELOG.md' : undefined));
   }
 } catch (error) {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exit(1);
+  fail(error instanceof Error ? error.message : String(error));
 }
 
 const remote = [...files].flatMap(([file, html]) => remoteResources(html).map((found) => `${rel(file)}: ${found}`));
-if (remote.length > 0) {
-  console.error(`A page would still load remote resources:\n  ${remote.join('\n  ')}`);
-  process.exit(1);
-}
+if (remote.length > 0) fail(`A page would still load remote resources:\n  ${remote.join('\n  ')}`);
 const servedPath = servedDocsPath(docsPath);
 const placeholderAt = [...files].filter(([, html]) => html.includes(SERVED_ORIGIN_PLACEHOLDER)).map(([file]) => file);
-if (placeholderAt.length !== 1 || placeholderAt[0] !== servedPath) {
-  console.error(`Only the server's working page (${rel(servedPath)}) may list ${SERVED_ORIGIN_PLACEHOLDER}; it is in: ${placeholderAt.map(rel).join(', ') || 'none'}.`);
-  process.exit(1);
-}
+if (placeholderAt.length !== 1 || placeholderAt[0] !== servedPath) fail(`Only the server's working page (${rel(servedPath)}) may list ${SERVED_ORIGIN_PLACEHOLDER}; it is in: ${placeholderAt.map(rel).join(', ') || 'none'}.`);
 
 removeStaleVersions(publishedDir, releases);
 removeStaleVersions(servedDir, releases);

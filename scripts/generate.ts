@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
-import { commandLine } from './lib/commandLine.js';
+import { commandLine, fail } from './lib/commandLine.js';
 import { day } from './lib/docsContract.js';
 import { bundleSpec } from './lib/redocly.js';
 import { HEADER_KINDS, responseHeadersOf, type HeaderFact, type StatusHeaders } from './lib/responseHeaders.js';
@@ -168,10 +168,7 @@ function modulesIn(folder: string, valid: RegExp, rule: string): string[] {
     .map((name) => name.slice(0, -3))
     .sort();
   const refused = names.filter((name) => !valid.test(name));
-  if (refused.length > 0) {
-    console.error(`npm run generate: ${refused.map((name) => `${folder}/${name}.ts`).join(', ')}: ${rule}`);
-    process.exit(1);
-  }
+  if (refused.length > 0) fail(`npm run generate: ${refused.map((name) => `${folder}/${name}.ts`).join(', ')}: ${rule}`);
   return names;
 }
 
@@ -238,10 +235,7 @@ for (const op of operationsOf(document)) {
 
 const rel = (f: string) => f.slice(root.length + 1);
 if (check) {
-  if (stale.length > 0) {
-    console.error(`Stale or missing generated files (run \`npm run generate\` and commit):\n  ${stale.map(rel).join('\n  ')}`);
-    process.exit(1);
-  }
+  if (stale.length > 0) fail(`Stale or missing generated files (run \`npm run generate\` and commit):\n  ${stale.map(rel).join('\n  ')}`);
   console.log('Generated files are up to date with spec/openapi.yaml.');
 } else {
   console.log(stale.length > 0 ? `Wrote:\n  ${stale.map(rel).join('\n  ')}` : 'Nothing to do: generated files are up to date.');

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { bundledSpecPath, projectRoot } from '../src/paths.js';
 import { basePathOf, loadBundledSpec } from '../src/spec.js';
-import { commandLine, usageError } from './lib/commandLine.js';
+import { commandLine, fail, usageError } from './lib/commandLine.js';
 import { listenProblem, waitForPort } from './lib/processes.js';
 import { forMock, mockDifferencesHelp } from './lib/prismContract.js';
 
@@ -54,17 +54,11 @@ if (!/^\d+$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535)
 if (!/^[A-Za-z0-9.:-]+$/.test(host)) usageError(HELP, `--host must be a host name or IP address; got "${host}"`);
 const port = Number(portText);
 
-if (!existsSync(bundledSpecPath)) {
-  console.error(`${relative(projectRoot, bundledSpecPath)} is missing: run \`npm run generate\` first.`);
-  process.exit(1);
-}
+if (!existsSync(bundledSpecPath)) fail(`${relative(projectRoot, bundledSpecPath)} is missing: run \`npm run generate\` first.`);
 
 // Prism reports a busy port with a stack of usage text; say it plainly instead.
 const listenError = await listenProblem(host, port);
-if (listenError) {
-  console.error(`Cannot listen on ${host}:${port} (${listenError}).${listenError === 'EADDRINUSE' ? ' Choose another port with --port.' : ''}`);
-  process.exit(1);
-}
+if (listenError) fail(`Cannot listen on ${host}:${port} (${listenError}).${listenError === 'EADDRINUSE' ? ' Choose another port with --port.' : ''}`);
 
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-mock-'));
 const mockSpecPath = join(dir, 'openapi.json');
@@ -81,8 +75,7 @@ let basePath: string;
 try {
   basePath = writeMockSpec();
 } catch (error) {
-  console.error(`Cannot derive the mock's contract from ${relative(projectRoot, bundledSpecPath)}: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+  fail(`Cannot derive the mock's contract from ${relative(projectRoot, bundledSpecPath)}: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 // Prism reloads when its document changes; keep its copy in step with generated/openapi.json.
@@ -106,10 +99,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-prism.on('error', (error) => {
-  console.error(`Cannot start Prism: ${error.message}`);
-  process.exit(1);
-});
+prism.on('error', (error) => fail(`Cannot start Prism: ${error.message}`));
 
 prism.on('exit', (code, signal) => {
   unwatchFile(bundledSpecPath);

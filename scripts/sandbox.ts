@@ -34,7 +34,7 @@ import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
 import type { NewPetRecord } from '../src/store/resources/pets.js';
-import { commandLine } from './lib/commandLine.js';
+import { commandLine, fail } from './lib/commandLine.js';
 import { isNode, operationsOf, type Node } from './lib/operations.js';
 
 const DEFAULT_PORT = 4011;
@@ -76,19 +76,14 @@ Environment: LOG_LEVEL (default info), HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS as
 DEPRECATION_BROWNOUTS to rehearse a brownout (deprecated operations answer 410 inside its windows).
 Ctrl-C (or SIGTERM) stops it, deletes the temp folder, and exits 0.`;
 
-function fail(message: string, code = 2): never {
-  console.error(message);
-  process.exit(code);
-}
-
 const options = commandLine(HELP, { port: { type: 'string' }, host: { type: 'string' } });
 
 // ---- Never in production, never on a real database.
 if (process.env.NODE_ENV === 'production') {
-  fail('Refusing to start the sandbox: NODE_ENV=production. The sandbox accepts a published key and throws its data away; run `npm start` for a real server.');
+  fail('Refusing to start the sandbox: NODE_ENV=production. The sandbox accepts a published key and throws its data away; run `npm start` for a real server.', 2);
 }
 if (process.env.DATABASE_URL) {
-  fail('Refusing to start the sandbox: DATABASE_URL is set. The sandbox only ever uses a throwaway SQLite file; unset DATABASE_URL (or run `npm start` for a real server).');
+  fail('Refusing to start the sandbox: DATABASE_URL is set. The sandbox only ever uses a throwaway SQLite file; unset DATABASE_URL (or run `npm start` for a real server).', 2);
 }
 
 // ---- Seeds, from the contract's examples.
@@ -166,7 +161,7 @@ try {
     DEPRECATION_BROWNOUTS: process.env.DEPRECATION_BROWNOUTS,
   });
 } catch (error) {
-  if (error instanceof ConfigError) fail(`Configuration error: ${error.message.replace(/^PORT/, '--port').replace(/^HOST/, '--host')}`);
+  if (error instanceof ConfigError) fail(`Configuration error: ${error.message.replace(/^PORT/, '--port').replace(/^HOST/, '--host')}`, 2);
   throw error;
 }
 const logger = createLogger(config.logLevel);

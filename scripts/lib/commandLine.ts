@@ -42,7 +42,10 @@ export function commandLine<T extends Options>(help: string, options = {} as T):
   }
 }
 
-export function usageError(help: string, message: string): never {
-  console.error(`${message}\n\n${help}`);
-  process.exit(2);
+/** Ends a script's process with `message` on stderr: exit 1 by default, 2 for a usage error. */
+export function fail(message: string, code = 1): never {
+  console.error(message);
+  process.exit(code);
 }
+
+export const usageError = (help: string, message: string): never => fail(`${message}\n\n${help}`, 2);
