@@ -1,12 +1,9 @@
 /**
  * `npm run breaking` (and part of `npm run lint`): the breaking-change gate. The contract may
- * grow, never break: this fails with one `BREAKING:` line per break when spec/openapi.yaml would
- * break a client written against any released contract of its major version in spec/released/
- * (how to freeze one: docs/contract.md, "Releasing the contract and breaking changes"). A
- * deliberate break needs a new major version of the API (a /v2 contract); this gate has no switch
- * to let one through, but it knows the calendar: removing a deprecated operation whose sunset (its
- * `x-sunset` in the released contract) has passed is no break, since the server has answered it
- * 410 since then; the removal is listed, never let through silently (scripts/lib/sunsets.ts).
+ * grow, never break; what the gate judges, the sunset calendar (scripts/lib/sunsets.ts), waivers
+ * and the exit statuses are its --help (scripts/lib/breakingCommand.ts); how to freeze a release:
+ * docs/contract.md, "Releasing the contract and breaking changes". A deliberate break needs a new
+ * major version of the API (a /v2 contract): this gate has no switch to let one through.
  *
  * api-smart-diff finds and judges every change, with its rules corrected where they misjudge our
  * clients (scripts/lib/breakingRules.ts). Both documents are dereferenced first, so each change
@@ -15,8 +12,6 @@
  * inside a shared component is also named once, for all those operations, in the words a waiver
  * uses to let it through everywhere (scripts/lib/waivers.ts). Why api-smart-diff and not
  * `redocly diff`: docs/contract.md, measured on the same cases.
- *
- * Exit status: 0 no breaking change, 1 breaking changes (listed), 2 usage or tool error.
  */
 import { main } from './lib/breakingCommand.js';
 

@@ -5,13 +5,14 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import type { Diff } from 'api-smart-diff';
 import { projectRoot } from '../../src/paths.js';
 import { CommandExit, exitStatus } from './commandExit.js';
 import { componentOf, componentsUnder, contractDiffs, loadContract } from './contractDiff.js';
 import { releasesIn } from './releases.js';
 import { readWaivers, WAIVERS_FILE, type Waiver } from './waivers.js';
-import { CONTRACT_DATE, ContractDateError, contractDay, removableFrom, sunsetDate, sunsetInstant, sunsetRemovals, where } from './sunsets.js';
+import { CONTRACT_DATE, contractDay, removableFrom, sunsetDate, sunsetInstant, sunsetRemovals, where } from './sunsets.js';
 
 const HELP = `Usage: npm run breaking [-- [--spec <file>] [--against <file>] [--verbose]]
 
@@ -57,7 +58,6 @@ export interface GateIo {
   load?: (file: string) => Promise<object>;
 }
 
-
 const rel = (file: string) => {
   const r = relative(projectRoot, file);
   return r.startsWith('..') || isAbsolute(r) ? file : r;
@@ -66,6 +66,7 @@ const rel = (file: string) => {
 const PAST: Record<Diff['action'], string> = { add: 'added', remove: 'removed', replace: 'changed', rename: 'renamed' };
 const show = (value: unknown) => (typeof value === 'string' ? `"${value}"` : String(value));
 const isScalar = (value: unknown) => ['string', 'number', 'boolean'].includes(typeof value);
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 /** ` (16384 → 8192)`: the values of a change, when they are short. */
 const valuesOf = ({ before, after }: Diff) => {
   const values = [before, after].filter(isScalar).map(show).join(' → ');
@@ -119,14 +120,8 @@ function linesOf(diffs: Diff[], before: object): Line[] {
 /** Whether `waiver` lets `line` through: it is the line, or the shared component change every sighting of the line lies in. */
 const waives = (waiver: Waiver, line: Line) => waiver.change === line.text || line.components.every((c) => c === waiver.change);
 
-/**
- * The gate, as `npm run breaking` runs it with `argv` (its arguments): writes what the command
- * prints through `io` and resolves with its exit status instead of exiting, so the tests can run
- * it in their own process.
- */
-export async function main(argv: string[], io: GateIo): Promise<number> {
-  return exitStatus(() => gate(argv, io));
-}
+/** The gate on `argv` (the command's arguments), writing through `io`: resolves with its exit status instead of exiting. */
+export const main = (argv: string[], io: GateIo): Promise<number> => exitStatus(() => gate(argv, io));
 
 async function gate(argv: string[], io: GateIo): Promise<number> {
   const readContract = io.load ?? loadContract;
@@ -147,17 +142,13 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
       .map((r) => r.file);
   }
 
-  function parseArgs(): { spec: string; against: string[]; againstGiven: boolean; verbose: boolean } {
-    const args = { spec: join(projectRoot, 'spec', 'openapi.yaml'), against: '', verbose: false };
-    for (let i = 0; i < argv.length; i += 1) {
-      const [arg, value] = [argv[i], argv[i + 1]];
-      if (arg === '--verbose') args.verbose = true;
-      else if ((arg === '--spec' || arg === '--against') && value !== undefined && !value.startsWith('--')) {
-        args[arg === '--spec' ? 'spec' : 'against'] = resolve(value);
-        i += 1;
-      } else fail(`Unknown or incomplete argument: ${arg}\n\n${HELP}`);
+  /** `run`'s value, or the gate stops (exit 2) with the error's message put in `words`. */
+  function orFail<T>(run: () => T, words: (message: string) => string): T {
+    try {
+      return run();
+    } catch (error) {
+      return fail(words(messageOf(error)));
     }
-    return { ...args, againstGiven: args.against !== '', against: args.against ? [args.against] : releasesOfNewestMajor() };
   }
 
   /** The contract at `file`, resolved (./contractDiff.ts), or an error naming it when it is missing. */
@@ -166,28 +157,18 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
     return readContract(file);
   }
 
-  if (argv.includes('--help') || argv.includes('-h')) {
+  const options = { spec: { type: 'string' }, against: { type: 'string' }, verbose: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+  // Node's parseArgs quotes the argument it stumbled on: an unknown one, or an option without its value.
+  const { values } = orFail(() => parseArgs({ args: argv, options }), (message) => `Unknown or incomplete argument: ${/'([^' ]+)/.exec(message)?.[1] ?? message}\n\n${HELP}`);
+  if (values.help) {
     io.out(HELP);
     return 0;
   }
-  const args = parseArgs();
+  const args = { spec: resolve(values.spec ?? join(projectRoot, 'spec', 'openapi.yaml')), against: values.against === undefined ? releasesOfNewestMajor() : [resolve(values.against)] };
   const waiversFile = join(dirname(args.spec), WAIVERS_FILE);
-  const waivers: Waiver[] = (() => {
-    try {
-      return readWaivers(waiversFile);
-    } catch (error) {
-      return fail(`Reading ${rel(waiversFile)} failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  })();
-  const day = (() => {
-    try {
-      return contractDay(io.env);
-    } catch (error) {
-      if (error instanceof ContractDateError) fail(error.message);
-      throw error;
-    }
-  })();
-  const spec = await load(args.spec).catch((error: unknown) => fail(`Reading ${rel(args.spec)} failed: ${error instanceof Error ? error.message : String(error)}`));
+  const waivers = orFail(() => readWaivers(waiversFile), (message) => `Reading ${rel(waiversFile)} failed: ${message}`);
+  const day = orFail(() => contractDay(io.env), (message) => message);
+  const spec = await load(args.spec).catch((error: unknown) => fail(`Reading ${rel(args.spec)} failed: ${messageOf(error)}`));
 
   const usedNow = componentsUnder(spec, (spec as { paths?: unknown }).paths);
 
@@ -212,7 +193,7 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
       };
     } catch (error) {
       if (error instanceof CommandExit) throw error;
-      return fail(`Comparing ${rel(args.spec)} with ${rel(against)} failed: ${error instanceof Error ? error.message : String(error)}`);
+      return fail(`Comparing ${rel(args.spec)} with ${rel(against)} failed: ${messageOf(error)}`);
     }
   }
 
@@ -239,7 +220,7 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
       return !waiver;
     });
     const compatible = linesOf(diffs.filter((d) => d.type !== 'breaking' && d.type !== 'annotation'), before).map((line) => `compatible: ${line.text}`);
-    if (args.verbose && compatible.length > 0) io.out(compatible.join('\n'));
+    if (values.verbose && compatible.length > 0) io.out(compatible.join('\n'));
     for (const { text, where: at, components } of lines) {
       const shared = new Set(components);
       const entry = breaking.get(text) ?? { releases: [], where: at, ...(shared.size === 1 && components[0] !== undefined ? { component: components[0] } : {}) };
@@ -259,7 +240,7 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
   // A waiver that matched nothing is stale, unless what it waived went with an operation removed
   // after its sunset: the operation it names, or the last operation that used the component it
   // names. Retiring an operation is a change of its own, so it never fails the gate for that.
-  const unmatched = args.againstGiven ? [] : waivers.filter((w) => !waived.has(w));
+  const unmatched = values.against !== undefined ? [] : waivers.filter((w) => !waived.has(w));
   const spent = (w: Waiver) => [excused, retiredComponents].some((gone) => gone.has(w.change.slice(0, w.change.indexOf(': '))));
   for (const w of unmatched.filter(spent)) io.out(`spent waiver: ${w.change}\n  (what it waived went with an operation removed after its sunset; delete it from ${rel(waiversFile)})`);
   const stale = unmatched.filter((w) => !spent(w));
