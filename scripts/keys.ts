@@ -10,6 +10,7 @@ import { openDatabase } from '../src/server.js';
 import { loadBundledSpec, operationsOf } from '../src/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { deprecatedUsage } from '../src/store/deprecatedCalls.js';
+import { usageError } from './lib/commandLine.js';
 
 const HELP = `Usage: npm run keys -- <command>
 
@@ -23,11 +24,7 @@ const HELP = `Usage: npm run keys -- <command>
 Uses DATABASE_URL when set (postgres://…), otherwise the SQLite file (SQLITE_PATH,
 default data/animal-store.sqlite).`;
 
-function usage(message?: string): never {
-  if (message) console.error(`${message}\n`);
-  console.error(HELP);
-  process.exit(2);
-}
+const usage = (message: string): never => usageError(HELP, message);
 
 function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));

@@ -10,7 +10,7 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
-import { commandLine } from './lib/commandLine.js';
+import { commandLine, fail } from './lib/commandLine.js';
 import { isRedoclyNoticeLine, redocly, redoclyEnv } from './lib/redocly.js';
 import { CONTRACT_DATE, ContractDateError, WARNING_DAYS, checkSunsetCalendar, contractDay } from './lib/sunsets.js';
 
@@ -39,8 +39,7 @@ const day = (() => {
     return contractDay();
   } catch (error) {
     if (!(error instanceof ContractDateError)) throw error;
-    console.error(`npm run lint: ${error.message}`);
-    return process.exit(2);
+    return fail(`npm run lint: ${error.message}`, 2);
   }
 })();
 
@@ -118,7 +117,4 @@ for (const { name, passed, warnings = 0, note } of results) {
   console.log(`${passed ? 'passed' : 'FAILED'}  ${name}${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'}, above)` : ''}${note ? ` (${note})` : ''}`);
 }
 const failed = results.filter((result) => !result.passed).map((result) => result.name);
-if (failed.length > 0) {
-  console.error(`\nnpm run lint: ${failed.length} of ${CHECKS.length} checks failed (${failed.join(', ')}).`);
-  process.exit(1);
-}
+if (failed.length > 0) fail(`\nnpm run lint: ${failed.length} of ${CHECKS.length} checks failed (${failed.join(', ')}).`);
