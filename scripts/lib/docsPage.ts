@@ -114,18 +114,12 @@ export function pruneRenderCache(cacheDir: string, used: ReadonlySet<string>): v
   for (const name of readdirSync(cacheDir)) if (name.endsWith('.html') && !used.has(name)) rmSync(join(cacheDir, name), { force: true });
 }
 
-/** The page's <head> tag, or a failure naming what the page lacks. */
-function afterHead(html: string): number {
-  const head = /<head[^>]*>/i.exec(html);
-  if (!head) throw new Error('the page has no <head>');
-  return head.index + head[0].length;
-}
+const HEAD = /<head[^>]*>/i;
 
-/** Makes a page self-contained: no logo from the CDN, and a CSP that forbids remote loads. */
+/** Makes a page self-contained: no logo from the CDN, and a CSP (right after its <head>) that forbids remote loads. */
 export function seal(html: string): string {
-  const at = afterHead(html);
-  const sealed = `${html.slice(0, at)}\n  <meta http-equiv="Content-Security-Policy" content="${DOCS_PAGE_CSP}" />${html.slice(at)}`;
-  return sealed.replace(REDOCLY_LOGO_URL, REDOCLY_WORDMARK);
+  if (!HEAD.test(html)) throw new Error('the page has no <head>');
+  return html.replace(HEAD, (head) => `${head}\n  <meta http-equiv="Content-Security-Policy" content="${DOCS_PAGE_CSP}" />`).replace(REDOCLY_LOGO_URL, REDOCLY_WORDMARK);
 }
 
 const PANEL_CSS = `
