@@ -79,14 +79,8 @@ function resolver(document: OpenApiDocument): (value: unknown) => Node | undefin
 
 /** `RateLimit-Policy` → `rateLimitPolicy`, `WWW-Authenticate` → `wwwAuthenticate`, `X-Request-ID` → `xRequestId`. */
 export function camelCase(field: string): string {
-  const words = field.split(/[^A-Za-z0-9]+/).filter(Boolean);
-  return words
-    .map((word, i) => {
-      const shouted = word === word.toUpperCase();
-      if (i === 0) return shouted ? word.toLowerCase() : word[0]!.toLowerCase() + word.slice(1);
-      return shouted ? word[0]! + word.slice(1).toLowerCase() : word[0]!.toUpperCase() + word.slice(1);
-    })
-    .join('');
+  const words = field.split(/[^A-Za-z0-9]+/).filter(Boolean).map((word) => (word === word.toUpperCase() ? word.toLowerCase() : word));
+  return words.map((word, i) => (i === 0 ? word[0]!.toLowerCase() : word[0]!.toUpperCase()) + word.slice(1)).join('');
 }
 
 /** The relation types named by `rel="…"` in the header's pattern and examples, in order of appearance. */
