@@ -51,15 +51,6 @@ export interface ReleaseIo {
   root?: string;
 }
 
-/** Every file under `dir` of `base`, as paths relative to `base`. */
-function filesUnder(base: string, dir: string): string[] {
-  const full = join(base, dir);
-  if (!existsSync(full)) return [];
-  return readdirSync(full, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(base.length + 1));
-}
-
 /** The release on `argv` (the command's arguments), writing through `io`: resolves with its exit status instead of exiting. */
 export const main = (argv: string[], io: ReleaseIo): Promise<number> => exitStatus(() => release(argv, io, io.root ?? projectRoot));
 
@@ -119,14 +110,12 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
 
   /** spec/openapi.yaml with only the text of `info.version` replaced, comments and layout kept. */
   function specWithVersion(text: string, version: string): string {
-    const document = parseDocument(text);
-    const node = document.getIn(['info', 'version'], true);
+    const node = parseDocument(text).getIn(['info', 'version'], true);
     if (!isScalar(node) || !node.range) refuse(`${specFile} has no info.version to set.`);
     const quote = node.type === 'QUOTE_DOUBLE' ? '"' : node.type === 'QUOTE_SINGLE' ? "'" : '';
     const [start, end] = node.range;
     const result = `${text.slice(0, start)}${quote}${version}${quote}${text.slice(end)}`;
-    const reparsed = parseDocument(result);
-    if (reparsed.getIn(['info', 'version']) !== version) refuse(`Could not set info.version in ${specFile} (its value is written in a form this script does not edit).`);
+    if (parseDocument(result).getIn(['info', 'version']) !== version) refuse(`Could not set info.version in ${specFile} (its value is written in a form this script does not edit).`);
     return result;
   }
 
@@ -179,7 +168,8 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
       const generate = failure(bin('tsx', copy), ['scripts/generate.ts'], copy);
       if (generate !== undefined) refuse(`npm run generate failed on the new spec:\n\n${generate}`);
       const made = new Map<string, string>();
-      for (const file of ['package.json', 'package-lock.json', ...filesUnder(copy, 'generated'), ...filesUnder(copy, 'handlers')]) {
+      const outputs = ['generated', 'handlers'].flatMap((dir) => readdirSync(join(copy, dir), { recursive: true, encoding: 'utf8' }).map((file) => join(dir, file)));
+      for (const file of ['package.json', 'package-lock.json', ...outputs].filter((file) => statSync(join(copy, file)).isFile())) {
         const text = read(file, copy);
         if (!existsSync(join(root, file)) || text !== read(file)) made.set(file, text);
       }
@@ -196,13 +186,12 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
   if (!wanted) refuse(`"${version}" is not a version: three numbers, x.y.z (e.g. 1.2.0), without a "v" or a suffix.`);
   const newest = releasesIn(join(root, releasedDir))[0];
   if (!newest) refuse(`No released contract in ${releasedDir}/ to release after.`);
-  if (compareVersions(wanted, newest.parts) <= 0) {
-    refuse(`${version} is not above the newest released contract, ${newest.version} (${releasedDir}/${newest.version}.json). Choose a greater version, e.g. ${newest.parts[0]}.${newest.parts[1] + 1}.0.`);
-  }
+  const nextMinor = `${newest.parts[0]}.${newest.parts[1] + 1}.0`;
+  if (compareVersions(wanted, newest.parts) <= 0) refuse(`${version} is not above the newest released contract, ${newest.version} (${releasedDir}/${newest.version}.json). Choose a greater version, e.g. ${nextMinor}.`);
   if (wanted[0] !== newest.parts[0]) {
     refuse(
       `${version} is a new major version. A major version is a new contract (a /v2 API, served beside /v1), not a release of this one: ` +
-        `npm run release makes minor and patch releases of ${newest.parts[0]}.x only. For a compatible change, release ${newest.parts[0]}.${newest.parts[1] + 1}.0.`,
+        `npm run release makes minor and patch releases of ${newest.parts[0]}.x only. For a compatible change, release ${nextMinor}.`,
     );
   }
   if (!/^## Unreleased\s*$/m.test(read(changelogFile))) refuse(`${changelogFile} has no "## Unreleased" section to release.`);
