@@ -68,35 +68,27 @@ function fieldWords(owner: SchemaOwner, field: readonly string[]): string {
   return name ? `field ${code(name)} of header ${code(owner.name)}` : `header ${code(owner.name)}`;
 }
 
+/** How the key at `i` of a schema path leads into a field: the field's part (none through `allOf`, `not`…) and how many keys it takes; undefined for a keyword. */
+function fieldStep(path: Path, i: number): { part?: string; take: number } | undefined {
+  const [key, next, last] = [path[i], path[i + 1], i === path.length - 1];
+  if ((key === 'properties' || key === 'patternProperties') && next !== undefined) return { part: key === 'properties' ? String(next) : `<${String(next)}>`, take: 2 };
+  if (key === 'items' && !last) return { part: '[]', take: 1 };
+  if (key === 'prefixItems' && next !== undefined && i + 2 < path.length) return { part: `[${String(next)}]`, take: 2 };
+  if (key === 'additionalProperties' && !last) return { part: '*', take: 1 };
+  if (typeof key === 'string' && COMBINERS.has(key) && i + 2 < path.length) return { take: 2 };
+  return key === 'not' && !last ? { take: 1 } : undefined;
+}
+
 /** A schema path split into the field it reaches (`[]` for array items) and the keyword changed there. */
 function schemaSpot(path: Path): { field: string[]; keyword?: string; rest: Path; property: boolean } {
   const field: string[] = [];
-  let i = 0;
   let property = false;
-  while (i < path.length) {
-    const [key, next] = [path[i], path[i + 1]];
-    const last = i === path.length - 1;
-    property = false;
-    if ((key === 'properties' || key === 'patternProperties') && next !== undefined) {
-      field.push(key === 'properties' ? String(next) : `<${String(next)}>`);
-      property = key === 'properties';
-      i += 2;
-    } else if (key === 'items' && !last) {
-      field.push('[]');
-      i += 1;
-    } else if (key === 'prefixItems' && next !== undefined && i + 2 < path.length) {
-      field.push(`[${String(next)}]`);
-      i += 2;
-    } else if (key === 'additionalProperties' && !last) {
-      field.push('*');
-      i += 1;
-    } else if (typeof key === 'string' && COMBINERS.has(key) && i + 2 < path.length) {
-      i += 2;
-    } else if (key === 'not' && !last) {
-      i += 1;
-    } else {
-      return { field, keyword: String(key), rest: path.slice(i + 1), property: false };
-    }
+  for (let i = 0; i < path.length; ) {
+    const step = fieldStep(path, i);
+    if (!step) return { field, keyword: String(path[i]), rest: path.slice(i + 1), property: false };
+    if (step.part !== undefined) field.push(step.part);
+    property = path[i] === 'properties';
+    i += step.take;
   }
   return { field, rest: [], property };
 }
