@@ -136,10 +136,7 @@ async function gate(argv: string[], io: GateIo): Promise<number> {
     const releases = releasesIn(releasedDir);
     const newest = releases[0];
     if (!newest) fail(`No released contract in ${rel(releasedDir)}/ (expected <x.y.z>.json files)`);
-    return releases
-      .filter((r) => r.parts[0] === newest.parts[0])
-      .reverse()
-      .map((r) => r.file);
+    return releases.filter((r) => r.parts[0] === newest.parts[0]).reverse().map((r) => r.file);
   }
 
   /** `run`'s value, or the gate stops (exit 2) with the error's message put in `words`. */

@@ -137,8 +137,7 @@ export function keywordLine(action: Action, keyword: string, target: string, was
  */
 export function schemaChange(seen: Seen, schemaPath: Path, owner: SchemaOwner): Described {
   const { diff } = seen;
-  const inner = diff.path.slice(schemaPath.length);
-  const spot = schemaSpot(inner);
+  const spot = schemaSpot(diff.path.slice(schemaPath.length));
   const target = fieldWords(owner, spot.field);
   const response = owner.kind === 'response' || owner.kind === 'header';
   if (spot.keyword === undefined) {
@@ -176,9 +175,7 @@ export function schemaChange(seen: Seen, schemaPath: Path, owner: SchemaOwner): 
     const marked = at(seen.after, keywordPath) === true;
     return { kind: 'changed', text: marked ? `Marked the values of ${target} extensible (${code('x-extensible-enum')}: new ones may come)` : `Removed the extensible mark (${code('x-extensible-enum')}) from the values of ${target}` };
   }
-  if (keyword === 'deprecated') {
-    return at(seen.after, keywordPath) === true ? { kind: 'deprecated', text: `Deprecated ${target}` } : { kind: 'changed', text: `${capital(target)} is no longer deprecated` };
-  }
+  if (keyword === 'deprecated') return at(seen.after, keywordPath) === true ? { kind: 'deprecated', text: `Deprecated ${target}` } : { kind: 'changed', text: `${capital(target)} is no longer deprecated` };
   if (spot.rest.length > 0) {
     // Inside an array or object keyword (a `type` list, `const`...): the keyword's whole value, once.
     return keywordLine('replace', keyword, target, at(seen.before, keywordPath), at(seen.after, keywordPath));
