@@ -219,18 +219,18 @@ const outputs = new Map<string, string>([
   [join(root, 'generated', 'migrations.ts'), migrationsModule(modulesIn('src/store/migrations', /^\d{4}_[a-z0-9_]+$/, 'a migration is named NNNN_what_it_does.ts (four digits, then lower-case words joined by _), and runs in name order'))],
 ]);
 
+// A handler is scaffolded only where none exists: never overwritten.
+for (const op of operationsOf(document)) {
+  const file = join(root, 'handlers', `${op.operationId}.ts`);
+  if (!existsSync(file)) outputs.set(file, stub(op.operationId, op.method, op.path, op.summary));
+}
+
 const stale: string[] = [];
 for (const [file, content] of outputs) {
   const current = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
   if (current === content) continue;
   stale.push(file);
   if (!check) writeFileSync(file, content);
-}
-for (const op of operationsOf(document)) {
-  const file = join(root, 'handlers', `${op.operationId}.ts`);
-  if (existsSync(file)) continue;
-  stale.push(file);
-  if (!check) writeFileSync(file, stub(op.operationId, op.method, op.path, op.summary));
 }
 
 const rel = (f: string) => f.slice(root.length + 1);
