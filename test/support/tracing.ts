@@ -148,6 +148,16 @@ export function plainEnv(sqlitePath: string, extra: Record<string, string> = {})
  */
 export async function startAndAsk(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ proc: RunningProcess; traceId: string }> {
   const proc = startProcess(process.execPath, ['--import', RECORD_MODULES_HOOK, ...args], { cwd: projectRoot, env });
+  try {
+    return { proc, traceId: await askTraced(proc) };
+  } catch (error) {
+    // A failed step must not leave the server running after the test.
+    proc.child.kill('SIGKILL');
+    throw error;
+  }
+}
+
+async function askTraced(proc: RunningProcess): Promise<string> {
   const { base, key } = await until(
     'the banner',
     () => {
@@ -165,5 +175,5 @@ export async function startAndAsk(args: readonly string[], env: NodeJS.ProcessEn
   const traceId = randomHex(16);
   const read = await fetch(`${base}/pets/${id}`, { headers: { ...headers, traceparent: traceparent(traceId, randomHex(8)) } });
   expect(read.status).toBe(200);
-  return { proc, traceId };
+  return traceId;
 }
