@@ -197,3 +197,27 @@ describe('an answer that breaks the contract', () => {
     expect(logs.join('\n')).toContain('getPet 404: the body is not an Error body of the contract');
   });
 });
+
+/** A result the answer cannot be written from (a body JSON cannot serialise) is a logged 500, and the server serves on. */
+describe('an answer that cannot be written', () => {
+  let base = '';
+  let close = () => Promise.resolve();
+  const key = `ask_${'w'.repeat(43)}`;
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    // JSON.stringify throws on a BigInt: the throw comes from the answer, after the handler settled.
+    const getPet = (async () => ({ status: 200, body: { id: 1n } })) as unknown as typeof handlers.getPet;
+    ({ base, close } = await listenApp(key, { handlers: { ...handlers, getPet }, logger: createLogger('error', { write: (line: string) => logs.push(line) }) }));
+  });
+  afterAll(() => close());
+
+  it('is answered 500 with an Error body, and the next request is served', async () => {
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ status: 500, code: 'internal_error' });
+    }
+    expect(logs.join('\n')).toContain('unexpected failure');
+  });
+});

@@ -209,10 +209,15 @@ export function createApi(options: ApiOptions): Api {
       body: request.requestBody,
       caller: exchange.caller,
     };
-    handler(parts, options.deps).then(
-      (result) => responder.answer(exchange, result),
-      (error: unknown) => responder.sendError(exchange, error),
-    );
+    const fail = (error: unknown): void => responder.sendError(exchange, error);
+    handler(parts, options.deps).then((result) => {
+      // A result the answer cannot be written from (a body JSON cannot serialise) is a 500, never an unhandled rejection.
+      try {
+        responder.answer(exchange, result);
+      } catch (error) {
+        fail(error);
+      }
+    }, fail);
   }
 
   /**
