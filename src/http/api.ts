@@ -25,12 +25,12 @@ import { readJsonBody } from './body.js';
 import type { Exchange } from './exchange.js';
 import type { Deprecations } from './deprecation.js';
 import type { RateLimiter } from './rateLimit.js';
-import { setAhead, type HandlerResult, type Responder } from './respond.js';
+import { setAhead, type AnyHandlerResult, type Responder } from './respond.js';
 import { Refusal } from './refusal.js';
 import { callerOf, registerSecurityHandlers, unauthorized, type KeyChecker } from './security.js';
 import { detailsOf, summariseDetails } from './validation.js';
 
-type AnyHandler = (request: HandlerRequestParts, deps: HandlerDeps) => Promise<HandlerResult>;
+type AnyHandler = (request: HandlerRequestParts, deps: HandlerDeps) => Promise<AnyHandlerResult>;
 type Detail = ReturnType<typeof detailsOf>[number];
 
 /** What a handler receives; ../contract.ts types it per operation. */

@@ -51,8 +51,8 @@ function hasBody(req: IncomingMessage): boolean {
 
 /**
  * Makes the exchange for a request that just arrived: picks its request id (its answer carries
- * it and the security headers: ./respond.ts), notes whether it has a body, and logs one line when the response has been
- * sent, with any key-shaped part of the path masked.
+ * it and the security headers: ./respond.ts), notes whether it has a body, and logs one line
+ * when the response has been sent, with any key-shaped part of the path masked.
  */
 export function beginExchange(req: IncomingMessage, res: ServerResponse, logger: Logger): Exchange {
   // Checked once here, so a silenced log costs neither a clock read nor a listener per request.

@@ -118,8 +118,8 @@ function checkedHeaders(exchange: Exchange, headers: Readonly<Record<string, str
   return all;
 }
 
-/** What a handler answers (../contract.ts types it per operation). */
-export interface HandlerResult {
+/** What any handler answers, untyped: ../contract.ts's HandlerResult<O> is the same per operation. */
+export interface AnyHandlerResult {
   status: number;
   body: unknown;
   headers?: Readonly<Record<string, string>> | undefined;
@@ -148,7 +148,7 @@ export interface Responder {
    * the request's If-None-Match matches. Every answer goes through the operation's contract check;
    * a violation turns it into a 500.
    */
-  answer(exchange: Exchange, result: HandlerResult): void;
+  answer(exchange: Exchange, result: AnyHandlerResult): void;
   /** Sends a body through the contract check of the exchange's operation (or none outside one). */
   send(exchange: Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
   /**
