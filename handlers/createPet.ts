@@ -1,4 +1,4 @@
-import { limitErrorBody, type Handler } from '../src/contract.js';
+import { errorResult, type Handler } from '../src/contract.js';
 
 /**
  * createPet: POST /pets. Stores the animal and answers with it and its address. With an
@@ -18,12 +18,8 @@ export const createPet: Handler<'createPet'> = async ({ body, header, caller }, 
     case 'replayed':
       return { status: 201, body: created.body, headers: { Location: `${basePath}/pets/${created.petId}`, 'Idempotent-Replayed': 'true' } };
     case 'idempotency_key_reused':
-      return { status: 422, body: limitErrorBody(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different body; use a new key for a different animal.') };
+      return errorResult('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; use a new key for a different animal.');
     case 'idempotency_key_in_use':
-      return {
-        status: 409,
-        body: limitErrorBody(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key is still being served; retry in 1 second.'),
-        headers: { 'Retry-After': '1' },
-      };
+      return errorResult('idempotency_key_in_use', 'A request with this Idempotency-Key is still being served; retry in 1 second.');
   }
 };

@@ -1,5 +1,4 @@
-import type { Handler } from '../src/contract.js';
-import { errorBody } from '../src/contract.js';
+import { errorResult, type Handler } from '../src/contract.js';
 
 /** listPets: GET /pets. A page of animals by ascending id, with a `Link rel="next"` while more exist. */
 export const listPets: Handler<'listPets'> = async ({ query }, { pets, cursors, basePath }) => {
@@ -8,10 +7,10 @@ export const listPets: Handler<'listPets'> = async ({ query }, { pets, cursors, 
   if (query.cursor !== undefined) {
     const position = cursors.decode(query.cursor);
     if (!position) {
-      return { status: 400, body: errorBody(400, 'validation_failed', 'The cursor was not issued by this service.', [{ in: 'query', field: 'cursor', message: 'is not a cursor this service issued' }]) };
+      return errorResult('validation_failed', 'The cursor was not issued by this service.', [{ in: 'query', field: 'cursor', message: 'is not a cursor this service issued' }]);
     }
     if (position.status !== query.status) {
-      return { status: 400, body: errorBody(400, 'validation_failed', 'The cursor belongs to a different status filter.', [{ in: 'query', field: 'cursor', message: 'must be used with the status filter it was issued for' }]) };
+      return errorResult('validation_failed', 'The cursor belongs to a different status filter.', [{ in: 'query', field: 'cursor', message: 'must be used with the status filter it was issued for' }]);
     }
     afterId = position.afterId;
   }

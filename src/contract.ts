@@ -6,11 +6,13 @@
  */
 import type { operations } from '../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
-import { errorBody, limitErrorBody, type ErrorBody, type JsonText } from './schemas.js';
+import { errorResult } from './errors/refusal.js';
+import type { JsonText } from './schemas.js';
 import type { Stores } from '../generated/stores.js';
 
-// Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts is passed on.
-export { errorBody, limitErrorBody };
+// Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts
+// and the error catalog (./errors/) is passed on.
+export { errorResult };
 export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, Schemas } from './schemas.js';
 
 export type OperationId = keyof operations;
@@ -77,6 +79,6 @@ export type Handler<O extends OperationId> = (request: HandlerRequest<O>, deps: 
 export type Handlers = { [O in OperationId]: Handler<O> };
 
 /** The answer of a scaffolded handler that nobody has written yet. */
-export function notImplemented(operationId: OperationId): { status: 501; body: ErrorBody } {
-  return { status: 501, body: errorBody(501, 'not_implemented', `${operationId} is in the contract but not implemented yet.`) };
+export function notImplemented(operationId: OperationId): ReturnType<typeof errorResult<'not_implemented'>> {
+  return errorResult('not_implemented', `${operationId} is in the contract but not implemented yet.`);
 }

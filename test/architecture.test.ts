@@ -69,16 +69,18 @@ function cyclesIn(graph: ICruiseResult): string[] {
 const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly string[] }> = [
   // The spec's types, configuration, logging, reading the spec, and which errors mean an outage.
   { layer: 'shared', files: /^src\/(paths|config|logger|spec|schemas|unavailable|shutdown|instant)\.ts$/, mayImport: ['shared'] },
+  // The error catalog: every code's status, body, headers and wording, and the one Refusal.
+  { layer: 'errors', files: /^src\/errors\//, mayImport: ['shared', 'errors'] },
   // The handler contract and what it hands to handlers: the store's interface, cursors; API keys' format.
-  { layer: 'core', files: /^src\/(contract|cursor|store\/types|auth\/apiKey)\.ts$/, mayImport: ['shared', 'core'] },
+  { layer: 'core', files: /^src\/(contract|cursor|store\/types|auth\/apiKey)\.ts$/, mayImport: ['shared', 'errors', 'core'] },
   { layer: 'handlers', files: /^handlers\//, mayImport: ['core', 'handlers'] },
   { layer: 'store', files: /^src\/store\//, mayImport: ['shared', 'core', 'store'] },
   { layer: 'auth', files: /^src\/auth\//, mayImport: ['shared', 'core', 'auth'] },
-  { layer: 'http', files: /^src\/http\//, mayImport: ['shared', 'core', 'auth', 'http'] },
+  { layer: 'http', files: /^src\/http\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http'] },
   // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
-  { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'core', 'store', 'http', 'telemetry'] },
+  { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'errors', 'core', 'store', 'http', 'telemetry'] },
   // Composes everything: the only modules that may import every layer.
-  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'core', 'handlers', 'store', 'auth', 'http', 'telemetry', 'composition'] },
+  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'telemetry', 'composition'] },
 ];
 
 function layerOf(file: string): (typeof LAYERS)[number] | undefined {
@@ -95,14 +97,18 @@ describe('architecture', () => {
     }
   });
 
-  it('one way to refuse: in src/http only refusal.ts builds an Error body, and only respond.ts answers a thrown error', () => {
-    const http = sources('src/http');
-    const builders = http.filter((file) => /\b(errorBody|limitErrorBody)\(/.test(readFileSync(join(root, file), 'utf8')));
-    expect(builders).toEqual(['src/http/refusal.ts']);
+  it('one way to refuse: only the error catalog builds an Error body or a Refusal, and only respond.ts answers a thrown error', () => {
+    const runtimeSources = sources('src');
+    const read = (file: string) => readFileSync(join(root, file), 'utf8');
+    // schemas.ts defines the body builders; src/errors/refusal.ts is the one caller.
+    const builders = runtimeSources.filter((file) => /\b(errorBody|limitErrorBody|goneErrorBody)\(/.test(read(file)));
+    expect(builders.sort()).toEqual(['src/errors/refusal.ts', 'src/schemas.ts']);
+    const constructed = [...runtimeSources, ...sources('handlers')].filter((file) => /\bnew Refusal\(/.test(read(file)));
+    expect(constructed).toEqual(['src/errors/refusal.ts']);
     // A second Error-shaped type or class in the request path is how six shapes grew before.
-    const shapes = http.filter((file) => /\b(class|interface|type)\s+\w*(Refusal|NotFound|Rejection|Failure)\w*\b/.test(readFileSync(join(root, file), 'utf8')));
-    expect(shapes).toEqual(['src/http/refusal.ts']);
-    const answerers = http.filter((file) => /\bisDatabaseUnavailable\(/.test(readFileSync(join(root, file), 'utf8')));
+    const shapes = runtimeSources.filter((file) => /^(export )?(class|interface|type)\s+\w*(Refusal|NotFound|Rejection|Failure)\w*\b/m.test(read(file)));
+    expect(shapes).toEqual(['src/errors/refusal.ts']);
+    const answerers = sources('src/http').filter((file) => /\bisDatabaseUnavailable\(/.test(read(file)));
     expect(answerers).toEqual(['src/http/respond.ts']);
   });
 

@@ -175,22 +175,20 @@ export const placeOrderExample: Handler<'placeOrderExample'> = async ({ body }, 
   return { status: 201, body: order };
 };
 `,
-  getOrderByIdExample: `import type { Handler } from '../src/contract.js';
-import { errorBody } from '../src/contract.js';
+  getOrderByIdExample: `import { errorResult, type Handler } from '../src/contract.js';
 
 /** getOrderByIdExample: GET /examples/store/order/{orderId}. */
 export const getOrderByIdExample: Handler<'getOrderByIdExample'> = async ({ path }, { ${RESOURCE} }) => {
   const order = await ${RESOURCE}.get(path.orderId);
-  if (!order) return { status: 404, body: errorBody(404, 'not_found', \`No order has id \${path.orderId}.\`) };
+  if (!order) return errorResult('not_found', \`No order has id \${path.orderId}.\`);
   return { status: 200, body: order };
 };
 `,
-  [RETIRE.operationId]: `import type { Handler } from '../src/contract.js';
-import { errorBody } from '../src/contract.js';
+  [RETIRE.operationId]: `import { errorResult, type Handler } from '../src/contract.js';
 
 /** ${RETIRE.operationId}: DELETE ${RETIRE.path}. */
 export const ${RETIRE.operationId}: Handler<'${RETIRE.operationId}'> = async ({ path }, { pets }) => {
-  if (!(await pets.${RETIRE.storeMethod}(path.petId))) return { status: 404, body: errorBody(404, 'not_found', \`No animal has id \${path.petId}.\`) };
+  if (!(await pets.${RETIRE.storeMethod}(path.petId))) return errorResult('not_found', \`No animal has id \${path.petId}.\`);
   return { status: 204, body: undefined };
 };
 `,

@@ -26,9 +26,9 @@ import type { Exchange } from './exchange.js';
 import type { Deprecations } from './deprecation.js';
 import type { RateLimiter } from './rateLimit.js';
 import { setAhead, type AnyHandlerResult, type Responder } from './respond.js';
-import { Refusal } from './refusal.js';
+import { invalidFields, refuse, type Refusal } from '../errors/refusal.js';
 import { callerOf, registerSecurityHandlers, unauthorized, type KeyChecker } from './security.js';
-import { detailsOf, summariseDetails } from './validation.js';
+import { detailsOf } from './validation.js';
 
 type AnyHandler = (request: HandlerRequestParts, deps: HandlerDeps) => Promise<AnyHandlerResult>;
 type Detail = ReturnType<typeof detailsOf>[number];
@@ -83,12 +83,12 @@ function refusalBeforeRouting(rawHeaders: readonly string[], url: string): Refus
     const name = rawHeaders[i] as string;
     if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
   }
-  if (authorizations > 1) return validationRefusal([{ in: 'header', field: 'Authorization', message: 'must be sent once' }]);
+  if (authorizations > 1) return invalidFields([{ in: 'header', field: 'Authorization', message: 'must be sent once' }]);
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
   if (path.length > 1 && path.endsWith('/')) {
     const canonical = path.replace(/\/+$/, '');
-    return new Refusal(404, 'not_found', `No such path: ${redactApiKeys(path)} (addresses have no trailing slash: ${redactApiKeys(canonical)})`);
+    return refuse('not_found', 'trailingSlash', redactApiKeys(path), redactApiKeys(canonical));
   }
   return undefined;
 }
@@ -101,11 +101,6 @@ function spelledAsDeclared(operation: Operation, details: Detail[]): Detail[] {
   const declared = new Map<string, string>();
   for (const parameter of operation.parameters ?? []) if ('in' in parameter && parameter.in === 'header') declared.set(parameter.name.toLowerCase(), parameter.name);
   return details.map((detail) => (detail.in === 'header' ? { ...detail, field: declared.get(detail.field.toLowerCase()) ?? detail.field } : detail));
-}
-
-/** A 400 naming each field that failed, summed up in its message. */
-function validationRefusal(details: Detail[]): Refusal {
-  return new Refusal(400, 'validation_failed', summariseDetails(details), { details });
 }
 
 /** The request's path without its query, as the client sent it (openapi-backend's own copy is normalised). */
@@ -140,7 +135,7 @@ async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange:
   const { headers } = verdict;
   if (headers !== undefined) for (const name in headers) setAhead(exchange, name, headers[name] as string);
   if (verdict.allowed) return;
-  throw new Refusal(429, 'rate_limited', verdict.message, { headers: { 'Retry-After': String(verdict.retryAfterS) } });
+  throw refuse('rate_limited', 'overLimit', verdict.message, verdict.retryAfterS);
 }
 
 /**
@@ -150,7 +145,7 @@ async function checkRateLimit(rateLimit: Pick<RateLimiter, 'consume'>, exchange:
 function readBody(context: Context, exchange: Exchange): Promise<void> | undefined {
   if (exchange.body === 'none') return undefined;
   const requestBody = context.operation.requestBody as { content?: Record<string, unknown> } | undefined;
-  if (!requestBody) throw validationRefusal([{ in: 'body', field: '', message: 'is not allowed: this operation takes no request body' }]);
+  if (!requestBody) throw invalidFields([{ in: 'body', field: '', message: 'is not allowed: this operation takes no request body' }]);
   return readJsonBody(exchange, Object.keys(requestBody.content ?? {})).then((value) => {
     context.request.requestBody = value;
   });
@@ -195,12 +190,12 @@ export function createApi(options: ApiOptions): Api {
   function validateAndCall(context: Context, exchange: Exchange): void {
     const { operation, request } = context;
     const validation = backend.validator.validateRequest(request, operation, request);
-    if (validation.errors) throw validationRefusal(spelledAsDeclared(operation, detailsOf(validation.errors)));
+    if (validation.errors) throw invalidFields(spelledAsDeclared(operation, detailsOf(validation.errors)));
     const operationId = operation.operationId ?? '';
     const handler = handlerMap[operationId];
     // An operation in the contract that generated/handlers.ts does not list yet: the compiler says
     // so, but a server started without a type check answers this 501 until `npm run generate`.
-    if (handler === undefined) throw new Refusal(501, 'not_implemented', `${operationId} is in the contract but has no handler yet: run \`npm run generate\` to scaffold handlers/${operationId}.ts.`);
+    if (handler === undefined) throw refuse('not_implemented', 'noHandler', operationId);
     const parts: HandlerRequestParts = {
       path: request.params,
       query: request.query as Record<string, unknown>,
@@ -239,19 +234,19 @@ export function createApi(options: ApiOptions): Api {
     ...routedOperations,
     unauthorizedHandler: routed,
     notFound: (_context: Context, exchange: Exchange) => {
-      throw new Refusal(404, 'not_found', `No such path: ${redactApiKeys(pathOf(exchange))}`);
+      throw refuse('not_found', 'noSuchPath', redactApiKeys(pathOf(exchange)));
     },
     methodNotAllowed: (_context: Context, exchange: Exchange) => {
       const path = pathOf(exchange);
       const allow = allowedMethods(path).join(', ');
-      throw new Refusal(405, 'method_not_allowed', `${methodOf(exchange)} is not allowed on ${redactApiKeys(path)}; use ${allow}.`, { headers: { Allow: allow } });
+      throw refuse('method_not_allowed', 'notOnPath', methodOf(exchange), redactApiKeys(path), allow);
     },
   });
   registerSecurityHandlers(backend, options.document, options.keys);
 
   const fail = (exchange: Exchange, error: unknown): void => {
     // openapi-backend's path parsing decodes each parameter (decodeURIComponent) and throws on a bad escape.
-    responder.sendError(exchange, error instanceof URIError ? validationRefusal([{ in: 'path', field: '', message: 'is not valid percent-encoding' }]) : error);
+    responder.sendError(exchange, error instanceof URIError ? invalidFields([{ in: 'path', field: '', message: 'is not valid percent-encoding' }]) : error);
   };
 
   return {

@@ -20,7 +20,7 @@ import type { Readiness } from './drain.js';
 import { beginExchange, type Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
 import type { RateLimiter } from './rateLimit.js';
-import { Refusal } from './refusal.js';
+import { refuse } from '../errors/refusal.js';
 import { answerJson, createResponder } from './respond.js';
 import { ResponseChecker, type ContractViolation } from './responseChecker.js';
 import { createOpenApiBackend } from './validation.js';
@@ -118,7 +118,7 @@ export function createApp(options: AppOptions): App {
     if (readiness !== undefined) {
       readiness.lastProbeAt = performance.now();
       if (readiness.draining) {
-        responder.sendError(exchange, new Refusal(503, 'service_unavailable', 'The server is shutting down: send requests to another instance.', { headers: { 'Retry-After': '1' } }));
+        responder.sendError(exchange, refuse('service_unavailable', 'shuttingDown'));
         return;
       }
     }
@@ -127,7 +127,7 @@ export function createApp(options: AppOptions): App {
       answerJson(exchange, 200, { status: 'ok' });
     } catch (error) {
       logger.warn({ err: error }, 'readiness check failed');
-      responder.sendError(exchange, new Refusal(503, 'service_unavailable', 'The database cannot be reached.', { headers: { 'Retry-After': '1' } }));
+      responder.sendError(exchange, refuse('service_unavailable', 'databaseUnreachable'));
     }
   }
 

@@ -10,8 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { parse as parseContentType } from 'content-type';
 import getRawBody from 'raw-body';
 import type { Exchange } from './exchange.js';
-import { Refusal } from './refusal.js';
-import { summariseDetails } from './validation.js';
+import { invalidFields, refuse, type Refusal } from '../errors/refusal.js';
 import { firstIllFormedString } from './wellFormed.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -94,7 +93,7 @@ export async function readJsonBody(exchange: Exchange, accepted: readonly string
   const encoding = req.headers['content-encoding'];
   if (!media || !accepted.includes(media.type) || !media.utf8 || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) {
     // Compressed bodies are refused too: a 64 KiB API has nothing to gain, and inflating invites bombs.
-    throw new Refusal(415, 'unsupported_media_type', `The request body must be uncompressed UTF-8 ${accepted.join(' or ')}.`);
+    throw refuse('unsupported_media_type', 'notAccepted', accepted);
   }
   const length = req.headers['content-length'];
   let buffer: Buffer;
@@ -104,19 +103,18 @@ export async function readJsonBody(exchange: Exchange, accepted: readonly string
     throw refusalOf(exchange, (error as { type?: unknown }).type);
   }
   exchange.body = 'read';
-  if (!isUtf8(buffer)) throw new Refusal(400, 'invalid_json', 'The request body is not valid UTF-8.');
+  if (!isUtf8(buffer)) throw refuse('invalid_json', 'notUtf8');
   let body: unknown;
   try {
     body = JSON.parse(buffer.toString('utf8')) as unknown;
   } catch {
-    throw new Refusal(400, 'invalid_json', 'The request body is not valid JSON.');
+    throw refuse('invalid_json', 'notJson');
   }
   // Only a \u escape can make a lone surrogate: the bytes are valid UTF-8.
   const field = buffer.includes('\\u') ? firstIllFormedString(body) : undefined;
   if (field !== undefined) {
     const message = 'is not well-formed Unicode: it holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape)';
-    const details = [{ in: 'body' as const, field, message }];
-    throw new Refusal(400, 'validation_failed', summariseDetails(details), { details });
+    throw invalidFields([{ in: 'body', field, message }]);
   }
   return body;
 }
@@ -128,13 +126,13 @@ export async function readJsonBody(exchange: Exchange, accepted: readonly string
 function refusalOf(exchange: Exchange, type: unknown): Refusal {
   switch (type) {
     case 'entity.too.large':
-      return new Refusal(413, 'payload_too_large', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+      return refuse('payload_too_large', 'body', MAX_BODY_BYTES);
     case 'request.size.invalid':
       // The stream ended short of the declared length: nothing is left to read.
       exchange.body = 'read';
-      return new Refusal(400, 'invalid_json', 'The request body is shorter than its Content-Length.');
+      return refuse('invalid_json', 'shorterThanDeclared');
     case 'request.aborted':
-      return new Refusal(400, 'invalid_json', 'The request body did not arrive: the client went away.');
+      return refuse('invalid_json', 'clientGone');
     default:
       throw new Error(`reading the request body failed (${String(type)})`);
   }

@@ -11,7 +11,7 @@ import type { Server, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.js';
-import { Refusal } from './refusal.js';
+import { refuse, type Refusal } from '../errors/refusal.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
 
 /** The request line and headers together, in bytes; over it, node:http's parser refuses with a 431. */
@@ -27,12 +27,12 @@ export function refusalFor(errorCode: string | undefined): Refusal | undefined {
     case 'EPIPE':
       return undefined;
     case 'HPE_HEADER_OVERFLOW':
-      return new Refusal(431, 'payload_too_large', `The request line and headers are larger than ${MAX_REQUEST_HEAD_BYTES / 1024} KiB.`);
+      return refuse('payload_too_large', 'head', MAX_REQUEST_HEAD_BYTES / 1024);
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new Refusal(408, 'service_unavailable', 'The request did not arrive in time; the connection is closed. Retry on a new connection.');
+      return refuse('service_unavailable', 'requestTimeout');
     default:
       // Every other llhttp error (HPE_*) and anything unforeseen: the bytes are not a request we can read.
-      return new Refusal(400, 'validation_failed', 'The request is not well-formed HTTP/1.1.');
+      return refuse('validation_failed', 'notHttp');
   }
 }
 
@@ -43,6 +43,7 @@ export function refusalResponse(refusal: Refusal, cors: Readonly<Record<string, 
     ['Content-Type', 'application/json; charset=utf-8'],
     ['Content-Length', body.length],
     ...Object.entries(SECURITY_HEADERS),
+    ...Object.entries(refusal.headers ?? {}),
     ...Object.entries(cors),
     ['Date', new Date().toUTCString()],
     ['Connection', 'close'],

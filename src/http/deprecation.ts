@@ -2,7 +2,7 @@ import type { Brownout } from '../config.js';
 import { isoInstant } from '../instant.js';
 import type { OperationInfo } from '../spec.js';
 import type { Exchange } from './exchange.js';
-import { Refusal } from './refusal.js';
+import { refuse, type Refusal } from '../errors/refusal.js';
 import { setAhead } from './respond.js';
 
 /**
@@ -88,10 +88,8 @@ export class Deprecations {
     const past = now >= op.sunsetAt;
     const brownout = past ? undefined : this.brownouts.find((window) => window.start <= now && now < window.end);
     if (!past && brownout === undefined) return undefined;
-    const day = op.sunset.slice(0, 10);
-    const options = { gone: { sunset: op.sunset, replacement: op.replacement } };
-    if (brownout === undefined) return new Refusal(410, 'operation_sunset', `${op.operationId} was removed on ${day} (its sunset date). Use ${op.replacement} instead.`, options);
-    const until = isoInstant(brownout.end);
-    return new Refusal(410, 'operation_brownout', `${op.operationId} is deprecated and is browned out until ${until} to make its callers notice; it will be removed on ${day}. Use ${op.replacement} instead.`, options);
+    const gone = { sunset: op.sunset, replacement: op.replacement };
+    if (brownout === undefined) return refuse('operation_sunset', 'removed', op.operationId, gone);
+    return refuse('operation_brownout', 'browningOut', op.operationId, isoInstant(brownout.end), gone);
   }
 }

@@ -32,7 +32,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { OpenApiDocument } from '../spec.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from './conventions.js';
 import type { Exchange } from './exchange.js';
-import { Refusal } from './refusal.js';
+import { refuse } from '../errors/refusal.js';
 import { writeJson } from './respond.js';
 
 /** The PostgreSQL pool's counts (pg.Pool's totalCount, idleCount, waitingCount). */
@@ -157,11 +157,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path !== '/metrics') {
-      writeJson(res, 404, new Refusal(404, 'not_found', 'This listener serves GET /metrics only.').body());
+      writeJson(res, 404, refuse('not_found', 'metricsOnly').body());
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      writeJson(res, 405, new Refusal(405, 'method_not_allowed', `${req.method ?? ''} is not allowed on /metrics; use GET, HEAD.`).body(), ['Allow', 'GET, HEAD']);
+      writeJson(res, 405, refuse('method_not_allowed', 'notOnPath', req.method ?? '', '/metrics', 'GET, HEAD').body(), ['Allow', 'GET, HEAD']);
       return;
     }
     registry.metrics().then(
@@ -170,7 +170,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
         res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': payload.length, 'Cache-Control': 'no-store' });
         res.end(req.method === 'HEAD' ? undefined : payload);
       },
-      () => writeJson(res, 500, new Refusal(500, 'internal_error', 'The metrics could not be collected.').body()),
+      () => writeJson(res, 500, refuse('internal_error', 'metrics').body()),
     );
   };
 

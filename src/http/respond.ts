@@ -13,7 +13,7 @@ import { isDatabaseUnavailable } from '../unavailable.js';
 import { answerAfterBody } from './body.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
 import type { Exchange } from './exchange.js';
-import { Refusal } from './refusal.js';
+import { refuse, Refusal } from '../errors/refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
 
@@ -169,7 +169,7 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
       const violation = checker.check(exchange.operationId, status, body, checkedHeaders(exchange, headers, cacheControl), request);
       if (violation) {
         // Checking is on in test and dev only: there the 500 says what the answer would have broken.
-        answerJson(exchange, 500, new Refusal(500, 'internal_error', `The server produced a response that breaks its contract: ${violation.problems.join(' | ').slice(0, 1000)}`).body());
+        answerJson(exchange, 500, refuse('internal_error', 'breaksContract', violation.problems).body());
         return;
       }
     }
@@ -198,10 +198,10 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
     const { requestId } = exchange;
     if (isDatabaseUnavailable(error)) {
       logger.warn({ reqId: requestId, err: error }, 'database unavailable');
-      return new Refusal(503, 'service_unavailable', 'The service is unavailable; retry later.', { headers: { 'Retry-After': '1' } });
+      return refuse('service_unavailable', 'database');
     }
     logger.error({ reqId: requestId, err: error }, 'unexpected failure');
-    return new Refusal(500, 'internal_error', `An unexpected error occurred (request ${requestId}).`);
+    return refuse('internal_error', 'unexpected', requestId);
   };
   return {
     answer,

@@ -7,7 +7,7 @@
 import type { RequestListener } from 'node:http';
 import type { Logger } from '../logger.js';
 import { beginExchange } from './exchange.js';
-import { Refusal } from './refusal.js';
+import { refuse } from '../errors/refusal.js';
 import { answerJson } from './respond.js';
 
 export const SANDBOX_HEADER = 'X-Sandbox';
@@ -37,7 +37,7 @@ export function withSandbox(inner: RequestListener, routes: SandboxRoutes): Requ
       return;
     }
     if (req.method !== 'POST') {
-      answerJson(exchange, 405, new Refusal(405, 'method_not_allowed', `${SANDBOX_RESET_PATH} takes POST.`).body(), { ...cors, Allow: 'POST, OPTIONS' });
+      answerJson(exchange, 405, refuse('method_not_allowed', 'notOnPath', req.method ?? '', SANDBOX_RESET_PATH, 'POST').body(), { ...cors, Allow: 'POST, OPTIONS' });
       return;
     }
     routes.reset().then(
@@ -47,7 +47,7 @@ export function withSandbox(inner: RequestListener, routes: SandboxRoutes): Requ
       },
       (error: unknown) => {
         routes.logger.error({ reqId: exchange.requestId, err: error }, 'sandbox reset failed');
-        answerJson(exchange, 500, new Refusal(500, 'internal_error', `The sandbox could not be reset (request ${exchange.requestId}).`).body(), cors);
+        answerJson(exchange, 500, refuse('internal_error', 'sandboxReset', exchange.requestId).body(), cors);
       },
     );
   };

@@ -8,7 +8,7 @@
 import type { Context, OpenAPIBackend } from 'openapi-backend';
 import type { KeyVerdict } from '../auth/keyCache.js';
 import type { OpenApiDocument } from '../spec.js';
-import { Refusal } from './refusal.js';
+import { refuse, type Refusal } from '../errors/refusal.js';
 
 export interface KeyChecker {
   check(token: string | undefined): KeyVerdict;
@@ -81,8 +81,8 @@ export function unauthorized(context: Context): Refusal {
     (r): r is SchemeResult => typeof r === 'object' && r !== null,
   );
   if (results.some((r) => r.error === 'unavailable')) {
-    return new Refusal(503, 'service_unavailable', 'API keys cannot be checked right now; retry later.', { headers: { 'Retry-After': '1' } });
+    return refuse('service_unavailable', 'keysUnchecked');
   }
   const sent = results.some((r) => r.error === 'invalid');
-  return new Refusal(401, 'unauthorized', 'A valid API key is required.', { headers: { 'WWW-Authenticate': sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE } });
+  return refuse('unauthorized', 'noValidKey', sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE);
 }

@@ -109,13 +109,3 @@ export function detailsOf(errors: readonly ErrorObject[]): Detail[] {
   }
   return details;
 }
-
-/** One sentence for an Error's message: the first detail, and how many more there are. */
-export function summariseDetails(details: readonly Detail[]): string {
-  const first = details[0];
-  if (!first) return 'The request is invalid.';
-  const name = first.field ? `${first.in} field "${first.field}"` : `the ${first.in === 'body' ? 'request body' : first.in}`;
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
-  return `The request is invalid: ${name} ${first.message}${more}.`;
-}
-

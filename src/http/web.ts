@@ -15,7 +15,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { redactApiKeys } from '../auth/apiKey.js';
 import { SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../paths.js';
 import type { Exchange } from './exchange.js';
-import { Refusal } from './refusal.js';
+import { refuse } from '../errors/refusal.js';
 import { setExchangeHeaders, type Responder } from './respond.js';
 
 // Each docs page is self-contained: inline script and styles, nothing fetched from afar;
@@ -98,7 +98,7 @@ export function createWeb(options: WebOptions): WebLane {
   const servedFile = servedDocsPath(options.docsFile);
   const servedDir = dirname(servedFile);
   const served = new ServedDocs(servedFile);
-  const notBuilt = () => new Refusal(404, 'not_found', 'The docs are not built; run `npm run docs`.');
+  const notBuilt = () => refuse('not_found', 'docsNotBuilt');
   // The working contract's page, wherever a reader or a relative link may look for it.
   web.get(['/docs', '/docs/index.html'], (req, res, next: NextFunction) => {
     const page = served.pageFor(req);
@@ -131,14 +131,14 @@ export function createWeb(options: WebOptions): WebLane {
       return;
     }
     if (!existsSync(join(servedDir, version))) {
-      next(existsSync(servedDir) ? new Refusal(404, 'not_found', `No docs for contract version ${version}.`) : notBuilt());
+      next(existsSync(servedDir) ? refuse('not_found', 'noDocsVersion', version) : notBuilt());
       return;
     }
     sendServed(join(version, 'index.html'), res, next);
   });
   // Any method on any other path (an OPTIONS too: answered here, Express never answers it itself).
   web.use((req: Request, _res: Response, next: NextFunction) => {
-    next(new Refusal(404, 'not_found', `No such path: ${redactApiKeys(req.path)}`));
+    next(refuse('not_found', 'noSuchPath', redactApiKeys(req.path)));
   });
   const listener = web as unknown as ExpressListener;
   return (exchange) => {
