@@ -47,7 +47,7 @@ function sourceMapOf(url: string): SourceMap | undefined {
   return maps.get(url);
 }
 
-/** Where a frame's code lives: `src/http/api.ts`, `openapi-backend`, `node:_http_outgoing`, `native writev`, `(garbage collector)`. */
+/** Where a frame's code lives: `src/pipeline/match.ts`, `openapi-backend`, `node:_http_outgoing`, `native writev`, `(garbage collector)`. */
 function placeOf(frame: CallFrame): string {
   const { url, functionName } = frame;
   if (!url) return functionName.startsWith('(') ? functionName : `native ${functionName}`;

@@ -9,25 +9,24 @@
  *   bench sends are understood (`/v1/pets?limit=20`, `/v1/pets/<id>`): the cheapest honest
  *   answer this store and this contract allow on this machine.
  * - `FLOOR_ROUTER=openapi-backend`: openapi-backend, configured as the server configures it
- *   (../src/http/validation.ts, ../src/http/security.ts), routes, parses and checks the key, and
- *   its compiled validators validate as the server calls them; our adapter (../src/http/api.ts and the responder's contract check and header
- *   merging) is left out.
+ *   (../src/http/validation.ts), routes and parses through its router, and its compiled
+ *   validators validate, as the server's stages call them (../src/pipeline/); the rest of the
+ *   list of stages (../src/pipeline/requestPath.ts) and the responder's contract check and header
+ *   merging are left out.
  *
  * So the server's ratio against these two says what each layer costs under the same load.
  * Never a production path: it answers nothing else (404 without a body) and reads no body.
  */
 import { createServer } from 'node:http';
-import type { Context } from 'openapi-backend';
 import { handlers } from '../generated/handlers.js';
 import { KeyCache } from '../src/auth/keyCache.js';
 import { loadConfig } from '../src/config.js';
 import type { HandlerDeps } from '../src/contract.js';
 import { createCursorCodec } from '../src/cursor.js';
-import { Deprecations } from '../src/http/deprecation.js';
+import { Deprecations } from '../src/features/deprecation/deprecation.js';
 import { entityTag, REVALIDATE } from '../src/http/etag.js';
 import { beginExchange, type Exchange } from '../src/http/exchange.js';
 import { answerJson } from '../src/http/respond.js';
-import { callerOf, registerSecurityHandlers } from '../src/http/security.js';
 import { createOpenApiBackend } from '../src/http/validation.js';
 import { createLogger } from '../src/logger.js';
 import { JsonText } from '../src/schemas.js';
@@ -84,21 +83,32 @@ function byHand(exchange: Exchange): void {
 }
 
 const backend = createOpenApiBackend(document, basePath);
-const routed = (operationId: 'listPets' | 'getPet') => async (context: Context, exchange: Exchange) => {
-  const { request } = context;
-  if (backend.validator.validateRequest(request, context.operation, request).errors) {
-    exchange.res.writeHead(400, { 'Content-Length': '0' }).end();
+backend.init();
+/** openapi-backend's router and compiled validators, called as the server's stages call them (../src/pipeline/match.ts, validate.ts). */
+function withRouter(exchange: Exchange): void {
+  const { req, res } = exchange;
+  const request = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers as Record<string, string> };
+  const operation = backend.router.matchOperation(request);
+  const operationId = operation?.operationId;
+  if (operation === undefined || (operationId !== 'listPets' && operationId !== 'getPet')) {
+    res.writeHead(404, { 'Content-Length': '0' }).end();
     return;
   }
-  const parts = { path: request.params, query: request.query, header: {}, cookie: {}, body: undefined, caller: callerOf(context) };
-  // Each operation's handler typed as the server's adapter types it (../src/http/api.ts).
+  const parsed = backend.router.parseRequest(request, operation);
+  const caller = authorised(req.headers.authorization);
+  if (caller === undefined) {
+    res.writeHead(401, { 'Content-Length': '0', Connection: 'close' }).end();
+    return;
+  }
+  if (backend.validator.validateRequest(parsed, operation, parsed).errors) {
+    res.writeHead(400, { 'Content-Length': '0' }).end();
+    return;
+  }
+  const parts = { path: parsed.params, query: parsed.query, header: {}, cookie: {}, body: undefined, caller };
+  // Each operation's handler typed as the server's handle stage types it (../src/pipeline/handle.ts).
   const handler = handlers[operationId] as (parts: unknown, deps: HandlerDeps) => Promise<Answer>;
-  write(exchange, operationId, await handler(parts, deps));
-};
-const bare = (status: number) => (_context: Context, exchange: Exchange) => exchange.res.writeHead(status, { 'Content-Length': '0' }).end();
-backend.register({ listPets: routed('listPets'), getPet: routed('getPet'), notFound: bare(404), methodNotAllowed: bare(405), notImplemented: bare(501), unauthorizedHandler: bare(401) });
-registerSecurityHandlers(backend, document, keys);
-backend.init();
+  void handler(parts, deps).then((answer) => write(exchange, operationId, answer));
+}
 
 const router = process.env.FLOOR_ROUTER;
 const server = createServer((req, res) => {
@@ -109,7 +119,7 @@ const server = createServer((req, res) => {
   }
   const exchange = beginExchange(req, res, logger);
   if (router === 'none') byHand(exchange);
-  else void backend.handleRequest({ method: req.method ?? 'GET', path: url, headers: req.headers as Record<string, string> }, exchange);
+  else withRouter(exchange);
 });
 server.keepAliveTimeout = 5000;
 server.listen(Number(process.env.PORT), '127.0.0.1');

@@ -10,7 +10,7 @@
  * - one documented key, `Bearer sandbox`, is accepted (src/auth/sandboxToken.ts, passed to
  *   startServer as its key check); any other is the real 401 for a key never issued;
  * - every response carries `X-Sandbox: true`, and `POST /__sandbox/reset` (outside /v1) restores
- *   the seeds (src/http/sandbox.ts wraps the listener);
+ *   the seeds (src/features/sandbox/sandbox.ts wraps the listener);
  * - it refuses to start with NODE_ENV=production or DATABASE_URL set, and binds 127.0.0.1 unless
  *   told otherwise.
  * None of those modules is imported by src/main.ts, so none is in the production bundle.
@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SANDBOX_TOKEN, sandboxToken } from '../src/auth/sandboxToken.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
-import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/http/sandbox.js';
+import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/features/sandbox/sandbox.js';
 import { createLogger } from '../src/logger.js';
 import type { Pet } from '../src/schemas.js';
 import { startServer, type RunningServer } from '../src/server.js';

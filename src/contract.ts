@@ -40,7 +40,7 @@ export interface HandlerRequest<O extends OperationId> {
 /**
  * Headers the server derives itself (deprecation from the spec, ETag from the answer's bytes,
  * rate limits from the limiter); handlers never set them. A `Link` beside `Deprecation` is the
- * deprecation link (src/http/deprecation.ts); any other `Link` (a page's) is the handler's.
+ * deprecation link (src/features/deprecation/); any other `Link` (a page's) is the handler's.
  */
 type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'ETag' | 'RateLimit' | 'RateLimit-Policy';
 

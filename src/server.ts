@@ -7,13 +7,13 @@ import { openStores } from '../generated/stores.js';
 import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
-import { createApp, type App } from './http/app.js';
+import { createApp, type App } from './pipeline/requestPath.js';
 import { createReadiness, planDrain } from './http/drain.js';
 import { listenHttp, type HttpListener } from './http/listen.js';
-import type { Metrics } from './http/metrics.js';
-import type { RateLimiter } from './http/rateLimit.js';
+import type { Metrics } from './features/metrics/metrics.js';
+import type { RateLimiter } from './features/rateLimit/rateLimit.js';
 import type { ContractViolation } from './http/responseChecker.js';
-import type { KeyChecker } from './http/security.js';
+import type { KeyChecker } from './pipeline/authenticate.js';
 import type { Logger } from './logger.js';
 import { docsPath } from './paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
@@ -99,14 +99,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Metrics only with METRICS_PORT: prom-client is loaded then and only then (off the start-up path otherwise).
   let metrics: Metrics | undefined;
   if (config.metricsPort !== undefined) {
-    const { createMetrics } = await import('./http/metrics.js');
+    const { createMetrics } = await import('./features/metrics/metrics.js');
     metrics = createMetrics({ dialect: database.dialect, poolCounts: database.poolCounts, keysLoadedAt: () => keyCache.lastLoadedAt(), document });
   }
 
   // Rate limits only with RATE_LIMIT: the limiter (and ioredis, with REDIS_URL) is loaded then and only then.
   let rateLimit: RateLimiter | undefined;
   if (config.rateLimit !== undefined) {
-    const { createRateLimiter } = await import('./http/rateLimit.js');
+    const { createRateLimiter } = await import('./features/rateLimit/rateLimit.js');
     rateLimit = await createRateLimiter({ config: config.rateLimit, logger, onFailOpen: metrics?.countRateLimitFailOpen });
   }
 

@@ -76,11 +76,16 @@ const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly 
   { layer: 'handlers', files: /^handlers\//, mayImport: ['core', 'handlers'] },
   { layer: 'store', files: /^src\/store\//, mayImport: ['shared', 'core', 'store'] },
   { layer: 'auth', files: /^src\/auth\//, mayImport: ['shared', 'core', 'auth'] },
+  // Transport and the request path's building blocks: the exchange, the body reader, the responder, Express.
   { layer: 'http', files: /^src\/http\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http'] },
+  // The stages, their runner and their order (src/pipeline/requestPath.ts).
+  { layer: 'pipeline', files: /^src\/pipeline\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'features', 'pipeline'] },
+  // Optional guarantees, one folder each, with their stage: the list puts them in (and the stage type is the pipeline's).
+  { layer: 'features', files: /^src\/features\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'features'] },
   // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
-  { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'errors', 'core', 'store', 'http', 'telemetry'] },
+  { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'errors', 'core', 'store', 'http', 'pipeline', 'features', 'telemetry'] },
   // Composes everything: the only modules that may import every layer.
-  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'telemetry', 'composition'] },
+  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'pipeline', 'features', 'telemetry', 'composition'] },
 ];
 
 function layerOf(file: string): (typeof LAYERS)[number] | undefined {
@@ -114,8 +119,9 @@ describe('architecture', () => {
 
   const owners: Array<[string, RegExp]> = [
     ['express', /^src\/http\//],
-    ['openapi-backend', /^src\/http\//],
-    ['node:http', /^src\/http\//],
+    // The router and validators, and the contract's operations CORS derives its lists from.
+    ['openapi-backend', /^src\/(http|pipeline|features\/cors)\//],
+    ['node:http', /^src\/(http|pipeline|features\/(metrics|sandbox))\//],
     ['node:net', /^src\/http\//],
     ['raw-body', /^src\/http\//],
     ['content-type', /^src\/http\//],
@@ -123,7 +129,7 @@ describe('architecture', () => {
     ['better-sqlite3', /^src\/store\/database\.ts$/],
     ['pg', /^src\/store\/database\.ts$/],
     ['pino', /^src\/logger\.ts$/],
-    ['prom-client', /^src\/http\/metrics\.ts$/],
+    ['prom-client', /^src\/features\/metrics\/metrics\.ts$/],
     ['@opentelemetry', /^src\/telemetry\/tracing\.ts$/],
   ];
   it.each(owners)('%s is imported only where it is adapted', (library, owner) => {

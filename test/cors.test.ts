@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, stopProcess } from '../scripts/lib/processes.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from '../src/http/cors.js';
+import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from '../src/features/cors/cors.js';
 import { createOpenApiBackend } from '../src/http/validation.js';
 import { projectRoot } from '../src/paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
@@ -219,7 +219,7 @@ describe(`CORS_ORIGINS=${PAGE}: the real server`, () => {
       expect(list(response.headers.get('vary')), name).toContain('origin');
       expect(list(response.headers.get('access-control-expose-headers')), name).toEqual(expect.arrayContaining(expected));
       expect(response.headers.get('access-control-allow-credentials'), name).toBeNull();
-      // CORP governs no-cors loads only; a CORS fetch from the page is not affected (see src/http/cors.ts).
+      // CORP governs no-cors loads only; a CORS fetch from the page is not affected (see src/features/cors/cors.ts).
       expect(response.headers.get('cross-origin-resource-policy'), name).toBe('same-origin');
     }
   });

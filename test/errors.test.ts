@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../generated/handlers.js';
 import { resources, type Stores } from '../generated/stores.js';
 import { createCursorCodec } from '../src/cursor.js';
-import { createApp, type App } from '../src/http/app.js';
+import { createApp, type App } from '../src/pipeline/requestPath.js';
 import { createLogger } from '../src/logger.js';
 import { loadBundledSpec } from '../src/spec.js';
 import { describeEachTarget } from './support/server.js';

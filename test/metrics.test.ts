@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (src/http/metrics.ts): served on their own listener when METRICS_PORT is set,
+ * Prometheus metrics (src/features/metrics/): served on their own listener when METRICS_PORT is set,
  * never on the public port. HTTP server metrics by OpenTelemetry's semantic conventions in their
  * Prometheus form (http_server_request_duration_seconds by method, status and route, with the
  * conventions' buckets; http_server_active_requests), scraped from a real server on a real port;

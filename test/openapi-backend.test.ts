@@ -46,7 +46,7 @@ function backend() {
   const api = createOpenApiBackend(document, '/v1');
   api.init();
   // handleRequest routes, parses and checks keys; the request is validated in place after it, as
-  // src/http/api.ts does once the body is read.
+  // src/pipeline/validate.ts does once the body is read.
   const seen = (context: Context): Seen => {
     const { errors } = api.validator.validateRequest(context.request, context.operation, context.request);
     if (errors) return { errors: detailsOf(errors) };

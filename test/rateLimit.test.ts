@@ -1,5 +1,5 @@
 /**
- * Rate limits per API key (RATE_LIMIT, RATE_LIMIT_WINDOW_S, REDIS_URL; src/http/rateLimit.ts), on
+ * Rate limits per API key (RATE_LIMIT, RATE_LIMIT_WINDOW_S, REDIS_URL; src/features/rateLimit/), on
  * the real server over HTTP on a real port, with every response checked against the contract:
  * RateLimit and RateLimit-Policy on each answer after the key check, counting down; the request
  * over the quota a 429 LimitError with Retry-After; counters per key; 401s neither counted nor
@@ -10,7 +10,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type RateLimitConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { createRateLimiter } from '../src/http/rateLimit.js';
+import { createRateLimiter } from '../src/features/rateLimit/rateLimit.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 const redisUrl = process.env.REDIS_URL || undefined;

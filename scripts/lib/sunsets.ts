@@ -7,7 +7,7 @@
  * Both judge a day, not an instant, so that a run's verdict does not depend on its hour: today's
  * date in UTC, or CONTRACT_DATE=YYYY-MM-DD. A sunset has passed on a day when its instant is at or
  * before 00:00 UTC of that day. The server answers an operation 410 from its sunset instant on
- * (src/http/deprecation.ts), so on such a day it answers 410 for the whole day, and no client can
+ * (src/features/deprecation/), so on such a day it answers 410 for the whole day, and no client can
  * still get anything else from it; a sunset later in the day counts from the next day.
  */
 import { isoInstant } from '../../src/instant.js';
@@ -65,7 +65,7 @@ export const where = (op: { method: string; path: string }) => `${op.method.toUp
 export const sunsetDate = (op: Operation) => dayOf(op.sunsetAt);
 /** The sunset as the spec writes it: 2030-12-05T00:00:00Z. */
 export const sunsetInstant = (op: Operation) => isoInstant(op.sunsetAt);
-/** Only a deprecated operation has a sunset the server acts on (src/http/deprecation.ts). */
+/** Only a deprecated operation has a sunset the server acts on (src/features/deprecation/). */
 export const sunsetPassed = (op: Operation, day: ContractDay) => op.deprecated && op.sunsetAt <= day.start;
 /** 00:00 UTC of the first day on which the sunset has passed (whole days since the epoch are UTC midnights). */
 const firstDayPast = (op: Operation) => Math.ceil(op.sunsetAt / DAY_MS) * DAY_MS;

@@ -42,7 +42,7 @@ function routeOutsideApi(method: string | undefined, url: string): string | unde
 /**
  * A request's http.route, read once its response is done: under the API the routed operation's
  * (the base path and the spec's template, `/v1/pets/{petId}`), which the exchange takes once
- * routed and past the key check (./api.ts), so a 404, a 405 and a 401 have none; outside it,
+ * routed and past the key check (src/pipeline/authorize.ts), so a 404, a 405 and a 401 have none; outside it,
  * routeOutsideApi's.
  */
 export function routes(document: OpenApiDocument): (exchange: Exchange) => string | undefined {

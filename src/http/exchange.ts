@@ -1,13 +1,15 @@
 /**
  * One request and its response, from the moment node:http hands them over until the answer is
- * sent: the one object every step passes on (the lane split in ./app.ts, openapi-backend's
- * handlers in ./api.ts, the body reader, the responder, Express's final callback), instead of
- * each taking the response, the request id and the operation as arguments of its own. It is made
- * once per request, by beginExchange; in the API lane it is openapi-backend's handler argument.
+ * sent: the one object every stage of the request path passes on (src/pipeline/requestPath.ts),
+ * the responder and Express's final callback included, instead of each taking the response, the
+ * request id, the operation and the handler's result as arguments of its own. It is made once per
+ * request, by beginExchange.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Operation, ParsedRequest } from 'openapi-backend';
 import { API_KEY_PREFIX, redactApiKeys } from '../auth/apiKey.js';
+import type { Refusal } from '../errors/refusal.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -39,6 +41,21 @@ export interface Exchange {
    * rate limit's, a deprecated operation's): ./respond.ts, setAhead. Undefined while there are none.
    */
   ahead: Record<string, string> | undefined;
+  /** The operation the router matched (src/pipeline/match.ts), whether or not its key check passes. */
+  operation: Operation | undefined;
+  /** The request as the router parsed it for that operation; validation converts it in place. */
+  request: ParsedRequest | undefined;
+  /** What the key check refused (a 401, or a 503 when keys cannot be checked), answered once the deprecation has spoken. */
+  denied: Refusal | undefined;
+  /** The handler's result, which the answer writes. */
+  result: AnyHandlerResult | undefined;
+}
+
+/** What any handler answers, untyped: src/contract.ts's HandlerResult<O> is the same per operation. */
+export interface AnyHandlerResult {
+  status: number;
+  body: unknown;
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -60,7 +77,19 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, logger:
   const started = logged ? process.hrtime.bigint() : 0n;
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !incoming.includes(API_KEY_PREFIX) ? incoming : randomUUID();
-  const exchange: Exchange = { req, res, requestId, operationId: undefined, body: hasBody(req) ? 'unread' : 'none', caller: undefined, ahead: undefined };
+  const exchange: Exchange = {
+    req,
+    res,
+    requestId,
+    operationId: undefined,
+    body: hasBody(req) ? 'unread' : 'none',
+    caller: undefined,
+    ahead: undefined,
+    operation: undefined,
+    request: undefined,
+    denied: undefined,
+    result: undefined,
+  };
   if (logged) {
     // 'finish' is emitted once per response: `on` spares the wrapper objects `once` makes per call.
     res.on('finish', () => {

@@ -12,7 +12,7 @@ import { JsonText } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { answerAfterBody } from './body.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
-import type { Exchange } from './exchange.js';
+import type { AnyHandlerResult, Exchange } from './exchange.js';
 import { refuse, Refusal } from '../errors/refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
 import { SECURITY_HEADERS } from './securityHeaders.js';
@@ -118,13 +118,6 @@ function checkedHeaders(exchange: Exchange, headers: Readonly<Record<string, str
   return all;
 }
 
-/** What any handler answers, untyped: ../contract.ts's HandlerResult<O> is the same per operation. */
-export interface AnyHandlerResult {
-  status: number;
-  body: unknown;
-  headers?: Readonly<Record<string, string>> | undefined;
-}
-
 /**
  * The operations whose reads are conditional, from the contract: a GET whose 200 declares an
  * `ETag` header and which declares a 304. Their 200s are tagged and If-None-Match is answered
@@ -152,7 +145,7 @@ export interface Responder {
   /** Sends a body through the contract check of the exchange's operation (or none outside one). */
   send(exchange: Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
   /**
-   * The one place a refused or failed request is answered: a Refusal (./refusal.ts) as it says;
+   * The one place a refused or failed request is answered: a Refusal (../errors/refusal.ts) as it says;
    * a database that cannot be reached, a 503 to retry; anything else, a logged 500. A body the
    * request still has unread is taken care of first (./body.ts, answerAfterBody).
    */

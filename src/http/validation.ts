@@ -55,8 +55,8 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
     apiRoot,
     strict: true,
     quick: true, // skips its own definition check, which applies the 3.0 meta-schema (redocly lint is our gate)
-    // Validators are compiled (a function, not false), but handleRequest does not validate: the
-    // API lane calls them once the body is read (./api.ts, validateAndCall).
+    // Validators are compiled (a function, not false); the request path never calls handleRequest,
+    // and its validate stage calls them once the body is read (src/pipeline/validate.ts).
     validate: () => false,
     // Keeps the converted parameters for the handlers (patches/ makes that hold for path,
     // header and cookie parameters too, not only the query).

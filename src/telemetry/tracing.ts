@@ -13,7 +13,7 @@
  * instrumentation (one third-party package, a require hook too). And no instrumentation knows what
  * makes these spans useful: the operation openapi-backend routed to, with its route template, and
  * the one query path serving both dialects (src/store/prepared.ts). So the request path and the
- * store each offer one hook (src/http/app.ts RequestTracing, src/store/prepared.ts QueryTracer), and
+ * store each offer one hook (src/pipeline/requestPath.ts RequestTracing, src/store/prepared.ts QueryTracer), and
  * this module fills them with the SDK's tracer, its W3C propagator and its context manager.
  *
  * Conventions followed (OpenTelemetry semantic conventions, stable HTTP and database spans):
@@ -70,7 +70,7 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import { redactApiKeys } from '../auth/apiKey.js';
 import type { TracingConfig } from '../config.js';
-import type { RequestTracing } from '../http/app.js';
+import type { RequestTracing } from '../pipeline/requestPath.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../http/conventions.js';
 import type { Exchange } from '../http/exchange.js';
 import { withContextFields, type Logger } from '../logger.js';
@@ -87,7 +87,7 @@ export interface TracingOptions {
 }
 
 export interface Tracing {
-  /** The request path's hook (src/http/app.ts). */
+  /** The request path's hook (src/pipeline/requestPath.ts). */
   requests: RequestTracing;
   /** The store's hook for the compiled queries of one database (src/store/prepared.ts, traceQueries). */
   queries(database: { dialect: Dialect; location: string }): QueryTracer;

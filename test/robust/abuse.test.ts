@@ -32,7 +32,7 @@ const CHECK_INTERVAL_MS = HEADERS_TIMEOUT_MS / 4;
 const SLACK_MS = 1_500;
 const TEN_MB = 10 * 1024 * 1024;
 const BODY_LIMIT = 64 * 1024;
-/** How long the server drains a refused body it will not read before it cuts the connection (src/http/api.ts). */
+/** How long the server drains a refused body it will not read before it cuts the connection (src/http/body.ts). */
 const DRAIN_MS = 2_000;
 
 const SECURITY_HEADERS: Record<string, string> = {

@@ -5,10 +5,10 @@
  * here is on the production server's request path.
  */
 import type { RequestListener } from 'node:http';
-import type { Logger } from '../logger.js';
-import { beginExchange } from './exchange.js';
-import { refuse } from '../errors/refusal.js';
-import { answerJson } from './respond.js';
+import type { Logger } from '../../logger.js';
+import { beginExchange } from '../../http/exchange.js';
+import { refuse } from '../../errors/refusal.js';
+import { answerJson } from '../../http/respond.js';
 
 export const SANDBOX_HEADER = 'X-Sandbox';
 export const SANDBOX_RESET_PATH = '/__sandbox/reset';

@@ -1,9 +1,10 @@
-import type { Brownout } from '../config.js';
-import { isoInstant } from '../instant.js';
-import type { OperationInfo } from '../spec.js';
-import type { Exchange } from './exchange.js';
-import { refuse, type Refusal } from '../errors/refusal.js';
-import { setAhead } from './respond.js';
+import type { Brownout } from '../../config.js';
+import { isoInstant } from '../../instant.js';
+import type { OperationInfo } from '../../spec.js';
+import type { Exchange } from '../../http/exchange.js';
+import { refuse, type Refusal } from '../../errors/refusal.js';
+import { setAhead } from '../../http/respond.js';
+import type { Stage } from '../../pipeline/stage.js';
 
 /**
  * The deprecated operations, derived from the spec's own markers (`deprecated`, `x-deprecated-at`,
@@ -92,4 +93,20 @@ export class Deprecations {
     if (brownout === undefined) return refuse('operation_sunset', 'removed', op.operationId, gone);
     return refuse('operation_brownout', 'browningOut', op.operationId, isoInstant(brownout.end), gone);
   }
+}
+
+/**
+ * The deprecation, between the key check's verdict and its answer: a routed call of a deprecated
+ * operation carries its headers whatever answers it (its 401 too), is heard, and gets the 410 of a
+ * brownout or a past sunset when its key passed, before the rate limit and the body cost anything.
+ */
+export function deprecationStage(deprecations: Deprecations): Stage {
+  return {
+    name: 'deprecation',
+    run(exchange) {
+      const gone = deprecations.admit(exchange, exchange.operation?.operationId, exchange.denied === undefined);
+      if (gone !== undefined) throw gone;
+      return undefined;
+    },
+  };
 }

@@ -29,11 +29,11 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { OpenApiDocument } from '../spec.js';
-import { ABORTED, conventionalMethod, routes, URL_SCHEME } from './conventions.js';
-import type { Exchange } from './exchange.js';
-import { refuse } from '../errors/refusal.js';
-import { writeJson } from './respond.js';
+import type { OpenApiDocument } from '../../spec.js';
+import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';
+import type { Exchange } from '../../http/exchange.js';
+import { refuse } from '../../errors/refusal.js';
+import { writeJson } from '../../http/respond.js';
 
 /** The PostgreSQL pool's counts (pg.Pool's totalCount, idleCount, waitingCount). */
 export interface PoolCounts {
