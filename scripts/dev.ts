@@ -14,7 +14,8 @@
  *   `tsx watch`, as nodemon or chokidar-cli would run it) spends 1-2 s loading TypeScript, which
  *   openapi-typescript needs: a spec edit took 3.0-4.0 s from save to answering (median of 5, four
  *   runs on 2 shared cores), over the 3 s budget; warm, 1.8-2.7 s. Watching spec/ for it is
- *   fs.watch plus a debounce, the one watcher of ours.
+ *   fs.watch of each folder plus a debounce, the one watcher of ours (watchFolders says why not
+ *   a recursive one).
  * - NODE_ENV=development for the server: an npm script cannot set it the same way in every shell.
  *   CORS_ORIGINS=* unless set: a frontend on its own dev server's origin can call the API.
  * - The server's watcher runs in its own process group, so a Ctrl-C (SIGINT to the terminal's
@@ -22,7 +23,7 @@
  *   when a second signal arrives. A stop by signal exits 0 when the server stopped cleanly.
  */
 import { spawn } from 'node:child_process';
-import { watch } from 'node:fs';
+import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
@@ -81,7 +82,33 @@ const regenerateSoon = () => {
   clearTimeout(debounce);
   debounce = setTimeout(generate, 100);
 };
-const specWatcher = watch(join(projectRoot, 'spec'), { recursive: true }, regenerateSoon);
+/**
+ * fs.watch on a folder and on each folder under it, one level each. Not `recursive: true`: on
+ * Linux, Node 20 builds that from a watch per file, which follows the file's inode, so after one
+ * save that replaced a file by rename (sed -i, editors' atomic saves) every later save written in
+ * place went unseen. A folder's own watch reports its entries by name, however they are written.
+ */
+function watchFolders(root: string, onEvent: () => void): { close(): void } {
+  const watchers = new Map<string, FSWatcher>();
+  const add = (dir: string): void => {
+    if (watchers.has(dir)) return;
+    const watcher = watch(dir, (event, name) => {
+      if (event === 'rename' && name !== null && statSync(join(dir, name), { throwIfNoEntry: false })?.isDirectory()) add(join(dir, name));
+      onEvent();
+    });
+    // A folder removed while watched.
+    watcher.on('error', () => {
+      watcher.close();
+      watchers.delete(dir);
+    });
+    watchers.set(dir, watcher);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) add(join(dir, entry.name));
+  };
+  add(root);
+  return { close: () => watchers.forEach((watcher) => watcher.close()) };
+}
+
+const specWatcher = watchFolders(join(projectRoot, 'spec'), regenerateSoon);
 // A resource or migration file added or removed changes generate's lists (generated/stores.ts,
 // generated/migrations.ts): 'rename' is how fs.watch reports both; an edit inside one is tsx's.
 const listWatchers = ['src/store/resources', 'src/store/migrations'].map((folder) =>

@@ -7,7 +7,7 @@
  * The sunset calendar runs in this process (scripts/lib/sunsets.ts): it is a few lines over the
  * parsed spec, and a tsx start of its own would cost more than the check.
  */
-import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { execFile, spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { commandLine, fail } from './lib/commandLine.js';
@@ -26,6 +26,9 @@ Runs every check, each to its end, then prints which failed (exit 1 if any):
                           it has passed and the operation is still in the spec (remove it now:
                           the server already answers it 410 Gone)
   tsc                     the TypeScript compiler over all code and tests (tsconfig.json)
+  generated files         generated/ and the handler stubs match the spec (npm run generate --
+                          --check, what CI runs): a spec edited without \`npm run generate\` fails
+                          here, naming the stale files, even where the code still compiles
 
 The calendar checks judge a day: today's date in UTC, or ${CONTRACT_DATE}=YYYY-MM-DD (for a what-if,
 e.g. CONTRACT_DATE=2030-12-06 npm run lint). A sunset has passed on a day when its instant is at or
@@ -61,9 +64,30 @@ async function redoclyLint(): Promise<{ passed: boolean }> {
 }
 
 /**
- * tsc, and when it fails, whether generated/ still matches the spec (generate.ts --check, the
- * check CI runs): after a spec edit without `npm run generate`, tsc's errors are about types that
- * no longer match and say nothing of the cause, so the cause is printed first.
+ * Whether generated/ still matches the spec (generate.ts --check, the check CI runs), started at
+ * once beside the other checks (it reads the spec and writes nothing), read by the two below.
+ */
+const generatedCheck = new Promise<{ status: number; stderr: string }>((resolve) => {
+  execFile(bin('tsx'), ['scripts/generate.ts', '--check'], { cwd: projectRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, _stdout, stderr) => {
+    resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : 2, stderr: stderr || (error?.message ?? '') });
+  });
+});
+const isStale = (check: { status: number; stderr: string }) => check.status === 1 && /Stale or missing generated files/.test(check.stderr);
+
+/** A spec edited without `npm run generate` (new operations compile fine against the old types): the stale files named. */
+async function generatedFiles(): Promise<{ passed: boolean; note?: string }> {
+  const check = await generatedCheck;
+  if (check.status === 0) {
+    console.log('generated/ and handlers/ match the spec.');
+    return { passed: true };
+  }
+  console.error(check.stderr);
+  return isStale(check) ? { passed: false, note: STALE } : { passed: false };
+}
+
+/**
+ * tsc; when it fails after a spec edit without `npm run generate`, its errors are about types
+ * that no longer match and say nothing of the cause, so the cause is printed first.
  */
 async function typeCheck(): Promise<{ passed: boolean; note?: string }> {
   const tsc = run(bin('tsc'), ['-p', 'tsconfig.json', ...(process.stdout.isTTY ? ['--pretty'] : [])]);
@@ -71,8 +95,8 @@ async function typeCheck(): Promise<{ passed: boolean; note?: string }> {
     process.stdout.write(tsc.stdout);
     return { passed: true };
   }
-  const check = run(bin('tsx'), ['scripts/generate.ts', '--check']);
-  const stale = check.status === 1 && /Stale or missing generated files/.test(check.stderr);
+  const check = await generatedCheck;
+  const stale = isStale(check);
   // On stdout, where tsc prints its errors, so that it comes first whatever reads the two streams.
   if (stale) console.log(`${STALE}. tsc's errors below are most likely that (the types and the handler map come from generated/):\n${check.stderr}`);
   process.stdout.write(tsc.stdout);
@@ -103,6 +127,7 @@ const CHECKS: readonly Check[] = [
   { name: 'breaking-change gate', run: spawned(bin('tsx'), ['scripts/breaking.ts']) },
   { name: 'sunset calendar', run: sunsetCalendar },
   { name: 'tsc', run: typeCheck },
+  { name: 'generated files', run: generatedFiles },
 ];
 
 const results = [];

@@ -6,7 +6,7 @@
  * for the next save; SIGTERM stops everything with exit 0. Everything waits by polling, with the
  * test's timeout as the only limit: restart times are measured elsewhere (the README quotes them).
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, isListening, startProcess, stopProcess, type RunningProcess } from '../scripts/lib/processes.js';
 import { copyProject, replaceOnce, runCommand, type ProjectCopy } from './support/projectCopy.js';
@@ -124,6 +124,28 @@ describe('npm run dev', () => {
     const pet = (JSON.parse(contract) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } }).components.schemas.Pet;
     expect(pet?.properties.devLoopExampleField).toEqual({ type: 'string' });
   }, 120_000);
+
+  it('every spec save is served, whether the file was replaced by rename (sed -i, atomic saves) or written in place after that', async () => {
+    const description = (n: number) => `devLoopSave${n}`;
+    const spec = copy.path('spec/openapi.yaml');
+    const original = copy.read('spec/openapi.yaml');
+    const titled = (n: number) => replaceOnce(original, 'info:\n  title: Animal Store API\n', `info:\n  title: Animal Store API\n  x-dev-loop-save: ${description(n)}\n`, 'the info title');
+    // Replaced by rename first, then twice in place: Node 20's recursive fs.watch missed the two after a rename.
+    const saves: Array<[string, () => void]> = [
+      ['by rename', () => {
+        writeFileSync(`${spec}.tmp`, titled(1));
+        renameSync(`${spec}.tmp`, spec);
+      }],
+      ['in place', () => writeFileSync(spec, titled(2))],
+      ['in place again', () => writeFileSync(spec, titled(3))],
+    ];
+    for (const [index, [, save]] of saves.entries()) {
+      save();
+      await served('/openapi.json', (text) => text.includes(description(index + 1)));
+    }
+    copy.write('spec/openapi.yaml', original);
+    await served('/openapi.json', (text) => !text.includes('devLoopSave'));
+  }, 90_000);
 
   it('a saved spec edit adding an operation: its stub is scaffolded and listed in the handler map, and the server answers its 501 at once', async () => {
     const from = dev.output().length;
