@@ -10,7 +10,7 @@
  * - one documented key, `Bearer sandbox`, is accepted (src/auth/sandboxToken.ts, passed to
  *   startServer as its key check); any other is the real 401 for a key never issued;
  * - every response carries `X-Sandbox: true`, and `POST /__sandbox/reset` (outside /v1) restores
- *   the seeds (src/features/sandbox/sandbox.ts wraps the listener);
+ *   the seeds (src/features/sandbox/sandbox.ts: a stage put first in the list);
  * - it refuses to start with NODE_ENV=production or DATABASE_URL set, and binds 127.0.0.1 unless
  *   told otherwise.
  * None of those modules is imported by src/main.ts, so none is in the production bundle.
@@ -179,7 +179,7 @@ async function start(): Promise<RunningServer> {
     database: opened,
     bootstrapKey: false,
     keyChecker: sandboxToken,
-    wrapListener: (app) => withSandbox(app, { reset: () => store.reset(), logger }),
+    arrangeStages: withSandbox({ reset: () => store.reset(), logger }),
   });
 }
 const starting = start();

@@ -7,7 +7,7 @@ import { openStores } from '../generated/stores.js';
 import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
-import { createApp, type App } from './pipeline/requestPath.js';
+import { createApp, type AppOptions } from './pipeline/requestPath.js';
 import { createReadiness, planDrain } from './http/drain.js';
 import { listenHttp, type HttpListener } from './http/listen.js';
 import type { Metrics } from './features/metrics/metrics.js';
@@ -65,8 +65,8 @@ export interface StartOptions {
    * it, so the production key check is the cache's, exactly as without this option.
    */
   keyChecker?: KeyChecker;
-  /** Wraps the request listener (scripts/sandbox.ts: its marker header and reset route). */
-  wrapListener?: (listener: App['app']) => App['app'];
+  /** Inserts stages into the request path (scripts/sandbox.ts: its marker header and reset route, first). */
+  arrangeStages?: AppOptions['arrangeStages'];
 }
 
 export function openDatabase(config: Config): Promise<DatabaseHandle> {
@@ -136,9 +136,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     onDeprecatedCall,
     readiness,
     tracing: tracing?.requests,
+    arrangeStages: options.arrangeStages,
   });
 
-  const httpServer = await listenHttp(options.wrapListener ? options.wrapListener(app) : app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, logger, corsFor });
+  const httpServer = await listenHttp(app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, logger, corsFor });
 
   let metricsServer: HttpListener | undefined;
   if (metrics) {
