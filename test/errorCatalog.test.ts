@@ -65,6 +65,11 @@ describe('the error catalog against the spec', () => {
       retryAfterS: 3,
       until: '2030-01-01T00:00:00Z',
       gone: { sunset: '2030-12-05T00:00:00Z', replacement: 'GET /pets' },
+      problem: 'it ends before its closing boundary',
+      field: 'name',
+      name: 'photo',
+      type: 'image/gif',
+      max: 100,
     };
     let made = 0;
     for (const code of codes) {

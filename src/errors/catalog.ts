@@ -55,6 +55,12 @@ export const CATALOG = {
     says: {
       fields: (details: Detail[]) => ({ message: summariseDetails(details), details }),
       notHttp: () => 'The request is not well-formed HTTP/1.1.',
+      malformedMultipart: (problem: string) => ({ message: `The multipart body is malformed: ${problem}.`, details: [{ in: 'body', field: '', message: `is malformed multipart: ${problem}` }] }),
+      namelessPart: () => ({
+        message: 'A part of the multipart body has no name: each part needs Content-Disposition: form-data; name="…".',
+        details: [{ in: 'body', field: '', message: 'has a part without a name' }],
+      }),
+      repeatedField: (field: string) => ({ message: `The request is invalid: body field "${field}" is sent more than once; it takes one value.`, details: [{ in: 'body', field, message: 'is sent more than once; it takes one value' }] }),
     },
   },
   invalid_json: {
@@ -98,6 +104,8 @@ export const CATALOG = {
     body: 'Error',
     says: {
       body: (limit: number) => `The request body is larger than ${limit} bytes.`,
+      part: (name: string, limit: number) => `The part "${name}" of the request body is larger than ${limit} bytes.`,
+      tooManyParts: (max: number) => `The request body has more parts than this operation takes (at most ${max}).`,
       head: (limitKiB: number) => ({ status: 431, message: `The request line and headers are larger than ${limitKiB} KiB.` }),
     },
   },
@@ -105,7 +113,8 @@ export const CATALOG = {
     statuses: [415],
     body: 'Error',
     says: {
-      notAccepted: (accepted: readonly string[]) => `The request body must be uncompressed UTF-8 ${accepted.join(' or ')}.`,
+      notAccepted: (accepted: readonly string[]) => `The request body must be uncompressed ${accepted.join(' or ')} (JSON and forms in UTF-8).`,
+      partType: (name: string, type: string, accepted: readonly string[]) => `The part "${name}" of the request body is ${type}; it must be ${accepted.join(' or ')}.`,
     },
   },
   internal_error: {

@@ -1,19 +1,9 @@
 /**
- * Reading a request body: the media type (content-type parses it), at most MAX_BODY_BYTES
- * (raw-body stops at the limit, where body-parser would read a refused body to its end), strict
- * UTF-8 (raw-body's decoder would quietly turn bad bytes into U+FFFD), then JSON. Each step
- * records where the body stands on the exchange (`exchange.body`), so the Error that answers a
- * refused request knows whether anything of it is left (answerAfterBody).
+ * What an Error does with a request body it did not read to its end (the readers are in
+ * ./bodies/: each records where the body stands on the exchange, `exchange.body`).
  */
-import { isUtf8 } from 'node:buffer';
-import type { IncomingMessage } from 'node:http';
-import { parse as parseContentType } from 'content-type';
-import getRawBody from 'raw-body';
 import type { Exchange } from './exchange.js';
-import { invalidFields, refuse, type Refusal } from '../errors/refusal.js';
-import { firstIllFormedString } from './wellFormed.js';
 
-export const MAX_BODY_BYTES = 64 * 1024;
 /** How much of a body refused unread is read and dropped, and for how long, before the socket is cut. */
 const MAX_DRAIN_BYTES = 1024 * 1024;
 const DRAIN_MS = 2_000;
@@ -33,7 +23,7 @@ const DRAIN_MS = 2_000;
  */
 export function answerAfterBody(exchange: Exchange, answer: (close: boolean) => void): void {
   const { req } = exchange;
-  if (exchange.body !== 'unread' || req.complete) {
+  if (exchange.body !== 'unread' || req.complete || req.readableEnded) {
     answer(false);
     return;
   }
@@ -69,71 +59,4 @@ export function answerAfterBody(exchange: Exchange, answer: (close: boolean) => 
   });
   req.resume();
   if (req.headers['transfer-encoding'] !== undefined || !(declared <= MAX_DRAIN_BYTES)) respond(true);
-}
-
-/** The media type without parameters, lower-cased, and whether its charset is UTF-8. */
-function mediaTypeOf(req: IncomingMessage): { type: string; utf8: boolean } | undefined {
-  try {
-    const { type, parameters } = parseContentType(req);
-    const charset = parameters.charset?.toLowerCase();
-    return { type, utf8: charset === undefined || charset === 'utf-8' || charset === 'utf8' };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Reads the body of a request whose operation accepts the media types `accepted`: resolves with
- * the parsed JSON, or rejects with the Refusal to answer. A body refused before its end stays
- * `unread`, so the answer takes care of the rest (answerAfterBody).
- */
-export async function readJsonBody(exchange: Exchange, accepted: readonly string[]): Promise<unknown> {
-  const { req } = exchange;
-  const media = mediaTypeOf(req);
-  const encoding = req.headers['content-encoding'];
-  if (!media || !accepted.includes(media.type) || !media.utf8 || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) {
-    // Compressed bodies are refused too: a 64 KiB API has nothing to gain, and inflating invites bombs.
-    throw refuse('unsupported_media_type', 'notAccepted', accepted);
-  }
-  const length = req.headers['content-length'];
-  let buffer: Buffer;
-  try {
-    buffer = await getRawBody(req, { length, limit: MAX_BODY_BYTES });
-  } catch (error) {
-    throw refusalOf(exchange, (error as { type?: unknown }).type);
-  }
-  exchange.body = 'read';
-  if (!isUtf8(buffer)) throw refuse('invalid_json', 'notUtf8');
-  let body: unknown;
-  try {
-    body = JSON.parse(buffer.toString('utf8')) as unknown;
-  } catch {
-    throw refuse('invalid_json', 'notJson');
-  }
-  // Only a \u escape can make a lone surrogate: the bytes are valid UTF-8.
-  const field = buffer.includes('\\u') ? firstIllFormedString(body) : undefined;
-  if (field !== undefined) {
-    const message = 'is not well-formed Unicode: it holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape)';
-    throw invalidFields([{ in: 'body', field, message }]);
-  }
-  return body;
-}
-
-/**
- * raw-body's error types, as Refusals. The body stays `unread` where raw-body stopped mid-way (at
- * the limit, or the client went away: its answer goes nowhere), so the answer takes care of the rest.
- */
-function refusalOf(exchange: Exchange, type: unknown): Refusal {
-  switch (type) {
-    case 'entity.too.large':
-      return refuse('payload_too_large', 'body', MAX_BODY_BYTES);
-    case 'request.size.invalid':
-      // The stream ended short of the declared length: nothing is left to read.
-      exchange.body = 'read';
-      return refuse('invalid_json', 'shorterThanDeclared');
-    case 'request.aborted':
-      return refuse('invalid_json', 'clientGone');
-    default:
-      throw new Error(`reading the request body failed (${String(type)})`);
-  }
 }

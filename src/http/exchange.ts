@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Operation, ParsedRequest } from 'openapi-backend';
 import { API_KEY_PREFIX, redactApiKeys } from '../auth/apiKey.js';
 import type { Refusal } from '../errors/refusal.js';
+import type { DeclaredBody } from './bodies/declared.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -47,6 +48,10 @@ export interface Exchange {
   request: ParsedRequest | undefined;
   /** What the key check refused (a 401, or a 503 when keys cannot be checked), answered once the deprecation has spoken. */
   denied: Refusal | undefined;
+  /** The body as the operation declares it for the request's media type, once read (./bodies/read.ts). */
+  declaredBody: DeclaredBody | undefined;
+  /** The request body's own media type, once read (`image/png` where `image/*` is declared). */
+  mediaType: string | undefined;
   /** The handler's result, which the answer writes. */
   result: AnyHandlerResult | undefined;
 }
@@ -88,6 +93,8 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, logger:
     operation: undefined,
     request: undefined,
     denied: undefined,
+    declaredBody: undefined,
+    mediaType: undefined,
     result: undefined,
   };
   if (logged) {

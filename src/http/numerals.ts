@@ -14,7 +14,8 @@ const PATTERNS = {
   integer: /^-?(?:0|[1-9][0-9]*)$/,
   number: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/,
 };
-const LOCATIONS = ['path', 'query', 'header', 'cookie'] as const;
+// requestBody: a form's or a multipart body's text fields (./validation.ts, bodyValidator).
+const LOCATIONS = ['path', 'query', 'header', 'cookie', 'requestBody'] as const;
 
 type Schema = {
   $ref?: unknown;

@@ -3,11 +3,12 @@
  * compiles the request validators the API lane calls (and, in test and dev, the response
  * validators), with Ajv 2020-12 instances; and Ajv's errors become the contract's `details`.
  */
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
 import type { ErrorBody } from '../schemas.js';
 import type { OpenApiDocument } from '../spec.js';
+import { isBinary, type DeclaredBody, type Schema } from './bodies/declared.js';
 import { useCanonicalNumerals } from './numerals.js';
 
 // ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
@@ -70,6 +71,53 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
       return ajv as never;
     },
   });
+}
+
+/**
+ * The schema a multipart body's fields are checked against: its file parts (binary strings) are
+ * Uploads by then, whose bytes and media type the reader checked; they must be there if
+ * required, and nothing more is asked of them here.
+ */
+function withFilesAsUploads(schema: Schema): Schema {
+  const properties = schema.properties as Record<string, Schema> | undefined;
+  if (properties === undefined) return schema;
+  const replaced: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    const items = property.type === 'array' ? property.items : undefined;
+    replaced[name] = isBinary(property) ? {} : isBinary(items) ? { ...property, items: {} } : property;
+  }
+  return { ...schema, properties: replaced };
+}
+
+function fieldsAjv(): Ajv2020 {
+  const ajv = newAjv({ useDefaults: true, coerceTypes: true });
+  useCanonicalNumerals(ajv);
+  return ajv;
+}
+
+let jsonBodies: Ajv2020 | undefined;
+let textFields: Ajv2020 | undefined;
+const bodyValidators = new WeakMap<DeclaredBody, ValidateFunction | null>();
+
+/**
+ * The validator of a body other than `application/json` (openapi-backend validates that one, as
+ * it compiles one body schema per operation): a `+json` body as JSON is, never coerced; a form's
+ * or a multipart body's fields coerced by their schema, as parameters are (they are text on the
+ * wire). Undefined for a raw body: its bytes were bounded as they were read. It validates
+ * `{ requestBody }`, as openapi-backend's does, so its errors read the same (detailsOf).
+ */
+export function bodyValidator(declared: DeclaredBody): ValidateFunction | undefined {
+  let validate = bodyValidators.get(declared);
+  if (validate === undefined) {
+    const { kind, schema } = declared;
+    if (kind === 'raw' || schema === undefined) validate = null;
+    else {
+      const ajv = kind === 'json' ? (jsonBodies ??= newAjv({ useDefaults: true })) : (textFields ??= fieldsAjv());
+      validate = ajv.compile({ type: 'object', required: ['requestBody'], properties: { requestBody: kind === 'multipart' ? withFilesAsUploads(schema) : schema } });
+    }
+    bodyValidators.set(declared, validate);
+  }
+  return validate ?? undefined;
 }
 
 // The contract's ErrorDetail has no `cookie`: a cookie is a request header, and its field says which.

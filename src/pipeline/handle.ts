@@ -16,6 +16,8 @@ interface HandlerRequestParts {
   header: Record<string, unknown>;
   cookie: Record<string, unknown>;
   body: unknown;
+  /** The body's own media type (`image/png` where `image/*` is declared); undefined without a body. */
+  mediaType: string | undefined;
   caller: string | undefined;
 }
 
@@ -50,6 +52,7 @@ export function handleStage(handlers: Handlers, deps: HandlerDeps): Stage {
         header: declaredParameters(operation, 'header', request.headers),
         cookie: declaredParameters(operation, 'cookie', request.cookies),
         body: request.requestBody,
+        mediaType: exchange.mediaType,
         caller: exchange.caller,
       };
       return handler(parts, deps).then((result) => {
