@@ -125,6 +125,7 @@ describe('architecture', () => {
     ['node:net', /^src\/http\//],
     ['raw-body', /^src\/http\//],
     ['content-type', /^src\/http\//],
+    ['busboy', /^src\/http\/bodies\/multipart\.ts$/],
     ['kysely', /^src\/store\//],
     ['better-sqlite3', /^src\/store\/database\.ts$/],
     ['pg', /^src\/store\/database\.ts$/],

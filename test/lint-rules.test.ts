@@ -192,12 +192,12 @@ describe('redocly.yaml rules', () => {
       to: '                  categoryId: two\n              withStatus:\n',
     },
     {
-      name: 'g. a text/plain request body on createPet',
-      rule: 'animal-store/request-body-json',
+      name: 'g. a text/plain request body on createPet whose schema is an object (raw bytes need a binary string)',
+      rule: 'animal-store/request-body-media-type',
       pointer: '#/paths/~1pets/post/requestBody/content/text~1plain',
       from: "        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n",
       to: "        content:\n          text/plain:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n",
-      names: ['createPet', 'text/plain', 'only JSON bodies'],
+      names: ['createPet', 'text/plain', 'read as raw bytes', 'format: binary'],
     },
     {
       name: 'h. an application/xml 200 response on getPet',
@@ -315,6 +315,48 @@ describe('redocly.yaml rules', () => {
       ].join('\n'),
     },
     {
+      name: 'r. createPet also as a form, as multipart with a photo, and as raw image bytes (the media types the server reads)',
+      from: "        content:\n          application/json:\n            schema:\n              $ref: '#/components/schemas/NewPet'\n",
+      to: [
+        '        content:',
+        '          application/x-www-form-urlencoded:',
+        '            schema:',
+        "              $ref: '#/components/schemas/NewPet'",
+        '            example:',
+        '              name: Biscuit',
+        '              categoryId: 2',
+        '          multipart/form-data:',
+        '            schema:',
+        '              type: object',
+        '              additionalProperties: false',
+        '              required: [name, categoryId]',
+        '              properties:',
+        '                name:',
+        "                  $ref: '#/components/schemas/PetName'",
+        '                categoryId:',
+        "                  $ref: '#/components/schemas/CategoryId'",
+        '                photo:',
+        '                  type: string',
+        '                  format: binary',
+        '                  maxLength: 5242880',
+        '            encoding:',
+        '              photo:',
+        '                contentType: image/png, image/jpeg',
+        '            example:',
+        '              name: Biscuit',
+        '              categoryId: 2',
+        '          image/png:',
+        '            schema:',
+        '              type: string',
+        '              format: binary',
+        '              maxLength: 5242880',
+        '          application/json:',
+        '            schema:',
+        "              $ref: '#/components/schemas/NewPet'",
+        '',
+      ].join('\n'),
+    },
+    {
       name: 'q. listPets with an array query parameter (form, explode: true) and a deepObject object one',
       from: "        - $ref: '#/components/parameters/Cursor'\n",
       to: [
@@ -377,8 +419,7 @@ describe('a newcomer pastes the Petstore store operations', () => {
     const messages = problems.map((p) => p.message);
     const expected = [
       // What the server cannot read or write.
-      "placeOrder: the request body's media type `application/xml` is not application/json",
-      "placeOrder: the request body's media type `application/x-www-form-urlencoded` is not application/json",
+      "placeOrder: the request body's media type `application/xml` is read as raw bytes: give it a schema with `type: string`, `format: binary` and a `maxLength`",
       'getOrderById: response 200 has media type `application/xml`',
       // Error answers the server sends and the response check holds them to.
       "getOrderById 404 has no Error body: declare `$ref: '#/components/responses/NotFound'`, or content application/json with schema `$ref: '#/components/schemas/Error'`",
@@ -407,7 +448,7 @@ describe('a newcomer pastes the Petstore store operations', () => {
     // Every rule the paste breaks reports in this one run.
     expect(new Set(problems.map((p) => p.ruleId))).toEqual(
       new Set([
-        'animal-store/request-body-json',
+        'animal-store/request-body-media-type',
         'animal-store/response-json',
         'animal-store/error-response-body',
         'animal-store/operation-400-response',

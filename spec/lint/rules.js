@@ -84,7 +84,28 @@ function collector() {
 // ---------------------------------------------------------------------------------------------
 // 1 and 2. JSON bodies only.
 
-function RequestBodyJson() {
+/** How the server reads a body of a media type (src/http/bodies/mediaType.ts says the same). */
+function bodyKindOf(mediaType) {
+  const type = mediaType.toLowerCase();
+  if (type === JSON_MEDIA_TYPE || type.endsWith('+json')) return 'json';
+  if (type === 'application/x-www-form-urlencoded') return 'form';
+  if (type === 'multipart/form-data') return 'multipart';
+  return 'raw';
+}
+
+/** A string of bytes: `format: binary`, or a `contentMediaType` without an encoding (src/http/bodies/declared.ts). */
+function isBinarySchema(schema) {
+  return isObject(schema) && (schema.format === 'binary' || (schema.contentMediaType !== undefined && schema.contentEncoding === undefined));
+}
+
+const BINARY_FIX = '`type: string`, `format: binary` and a `maxLength` (its byte limit)';
+
+/**
+ * Request bodies the server reads: JSON (and every `+json` type) into its schema; a form or a
+ * multipart body into an object schema's fields (file parts: binary strings); any other media
+ * type as raw bytes, so its schema is a binary string. A byte limit for every binary string.
+ */
+function RequestBodyMediaType() {
   return {
     Root: {
       enter(root, ctx) {
@@ -93,13 +114,30 @@ function RequestBodyJson() {
           if (operation.requestBody === undefined) return;
           const body = deref(ctx, operation.requestBody, location.child(['requestBody']));
           if (!isObject(body.node) || !isObject(body.node.content)) return;
-          for (const mediaType of Object.keys(body.node.content)) {
-            if (mediaType === JSON_MEDIA_TYPE) continue;
-            problems.add(
-              body.location.child(['content', mediaType]).key(),
-              label,
-              `the request body's media type ${code(mediaType)} is not ${JSON_MEDIA_TYPE}: the server reads only JSON bodies (anything else gets a 415).`,
-            );
+          for (const [mediaType, media] of Object.entries(body.node.content)) {
+            const at = body.location.child(['content', mediaType]);
+            const kind = bodyKindOf(mediaType);
+            const schema = isObject(media) ? deref(ctx, media.schema, at.child(['schema'])).node : undefined;
+            if (kind === 'json') continue;
+            if (kind === 'raw') {
+              if (!isBinarySchema(schema)) {
+                problems.add(at.key(), label, `the request body's media type ${code(mediaType)} is read as raw bytes: give it a schema with ${BINARY_FIX}. To have it read into fields, declare ${JSON_MEDIA_TYPE}, a form or multipart/form-data instead.`);
+              } else if (typeof schema.maxLength !== 'number') {
+                problems.add(at.key(), label, `the request body's media type ${code(mediaType)} has no \`maxLength\`: declare its byte limit (the server refuses a larger body with a 413; without one its own bound, 16 MiB, applies).`);
+              }
+              continue;
+            }
+            if (!isObject(schema) || (schema.type !== 'object' && !isObject(schema.properties))) {
+              problems.add(at.key(), label, `the request body's media type ${code(mediaType)} is read into fields: give it an object schema (\`type: object\` with \`properties\`), one property per field${kind === 'multipart' ? ' (a file part: a binary string)' : ''}.`);
+              continue;
+            }
+            for (const [name, raw] of Object.entries(isObject(schema.properties) ? schema.properties : {})) {
+              const property = deref(ctx, raw, at.child(['schema', 'properties', name])).node;
+              const item = isObject(property) && property.type === 'array' ? deref(ctx, property.items, at.child(['schema', 'properties', name, 'items'])).node : property;
+              if (!isBinarySchema(item)) continue;
+              if (kind === 'form') problems.add(at.key(), label, `the form field ${code(name)} is a binary string: a form carries only text; send files as multipart/form-data.`);
+              else if (typeof item.maxLength !== 'number') problems.add(at.key(), label, `the file part ${code(name)} has no \`maxLength\`: declare its byte limit (the server refuses a larger part with a 413).`);
+            }
           }
         });
         problems.flush(ctx.report);
@@ -679,6 +717,8 @@ function MediaTypeExamples() {
           if (!isObject(content)) return;
           for (const [mediaType, media] of Object.entries(content)) {
             if (!isObject(media) || media.example !== undefined || media.examples !== undefined) continue;
+            // Bytes (an image, a file) have no example a YAML file can hold: the docs show the schema.
+            if (bodyKindOf(mediaType) === 'raw' && isBinarySchema(deref(ctx, media.schema, contentLocation.child([mediaType, 'schema'])).node)) continue;
             problems.add(
               contentLocation.child([mediaType]).key(),
               label,
@@ -847,7 +887,7 @@ export default function animalStorePlugin() {
     id: 'animal-store',
     rules: {
       oas3: {
-        'request-body-json': RequestBodyJson,
+        'request-body-media-type': RequestBodyMediaType,
         'response-json': ResponseJson,
         'parameter-parseable': ParameterParseable,
         'security-scheme-supported': SecuritySchemeSupported,
