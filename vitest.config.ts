@@ -32,6 +32,7 @@ export const SUITES = {
   ],
   tools: [
     'test/breaking.test.ts',
+    'test/clientPackage.test.ts',
     'test/conformance.test.ts',
     'test/lint-rules.test.ts',
     'test/lint.test.ts',
