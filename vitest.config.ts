@@ -33,6 +33,7 @@ export const SUITES = {
   tools: [
     'test/breaking.test.ts',
     'test/clientPackage.test.ts',
+    'test/clientRegistry.test.ts',
     'test/conformance.test.ts',
     'test/lint-rules.test.ts',
     'test/lint.test.ts',
