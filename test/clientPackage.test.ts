@@ -38,6 +38,15 @@ afterAll(() => consumer?.remove());
 /** Every file of a folder, recursively, relative to it. */
 const filesUnder = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => statSync(join(dir, file)).isFile()).sort();
 
+describe("client/package.json, the package's manifest in this repository", () => {
+  it("says the contract's version (npm run release sets both) and the same pins of openapi-fetch and structured-headers as the project", () => {
+    const manifest = JSON.parse(readFileSync(join(projectRoot, 'client', 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+    expect(manifest.version).toBe(contractVersion);
+    expect(manifest.dependencies).toEqual({ 'openapi-fetch': rootManifest.dependencies['openapi-fetch'], 'structured-headers': rootManifest.dependencies['structured-headers'] });
+    expect(Object.values(manifest.dependencies).filter((range) => !/^\d+\.\d+\.\d+$/.test(range))).toEqual([]);
+  });
+});
+
 describe('the tarball of npm run build:client, installed into an empty project', () => {
   it(`is @animal-store/client ${contractVersion}, the contract's version: ESM, exports with types and import, no side effects, honest engines`, () => {
     expect(consumer.client.tarball.endsWith(`animal-store-client-${contractVersion}.tgz`)).toBe(true);
