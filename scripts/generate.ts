@@ -21,7 +21,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
-import { clientSources, contractTypes, generatedHeader } from './lib/clientSources.js';
+import { clientSources, generatedHeader } from './lib/clientSources.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { bundleSpec } from './lib/redocly.js';
 
@@ -124,11 +124,12 @@ ${names.map((name) => `  ${JSON.stringify(name)}: ${id(name)},`).join('\n')}
 
 const bundled = await bundleSpec(specPath);
 const document = JSON.parse(bundled) as OpenApiDocument;
+const client = await clientSources(document, HEADER);
 const outputs = new Map<string, string>([
   [join(root, 'generated', 'openapi.json'), bundled],
-  [join(root, 'generated', 'openapi.d.ts'), await contractTypes(document, HEADER)],
+  [join(root, 'generated', 'openapi.d.ts'), client.get('generated/openapi.d.ts')!],
   // The client package's own copy of the types and its operation table: it ships on its own.
-  ...[...(await clientSources(document, HEADER))].map(([file, text]): [string, string] => [join(root, 'client', file), text]),
+  ...[...client].map(([file, text]): [string, string] => [join(root, 'client', file), text]),
   [join(root, 'generated', 'handlers.ts'), handlersModule(operationsOf(document))],
   [join(root, 'generated', 'stores.ts'), storesModule(modulesIn('src/store/resources', /^[a-z][A-Za-z0-9]*$/, 'a resource module is named as handlers will reach it, `deps.<name>`: a camelCase identifier (orders.ts, petPhotos.ts)'))],
   [join(root, 'generated', 'migrations.ts'), migrationsModule(modulesIn('src/store/migrations', /^\d{4}_[a-z0-9_]+$/, 'a migration is named NNNN_what_it_does.ts (four digits, then lower-case words joined by _), and runs in name order'))],

@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../src/paths.js';
 import { compileCases, compilerOptionsOf } from './support/compile.js';
 import { consumerWithTarball, LIST_PETS_APP, type Consumer } from './support/clientConsumer.js';
+import { copyProject, replaceOnce, runCommand } from './support/projectCopy.js';
 
 const rootManifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
 const contractVersion = (JSON.parse(readFileSync(join(projectRoot, 'generated', 'openapi.json'), 'utf8')) as { info: { version: string } }).info.version;
@@ -233,6 +234,28 @@ describe('the client of a frozen release', () => {
       expect(readFileSync(join(installed, 'dist', 'generated', 'openapi.d.ts'), 'utf8')).toContain('GoneError');
     } finally {
       rmSync(out, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('npm run build:client on a working contract with unreleased changes', () => {
+  it('refuses, naming the release to make, and writes no tarball: a package version names one contract', async () => {
+    const copy = copyProject('animal-store-client-unreleased-');
+    try {
+      copy.edit('spec/openapi.yaml', (text) => replaceOnce(text, 'summary: List animals', 'summary: List the animals', "listPets' summary"));
+      const generate = await runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir });
+      expect(generate.code, generate.stderr).toBe(0);
+      const build = await runCommand(copy.bin('tsx'), ['scripts/buildClient.ts'], { cwd: copy.dir });
+      expect(build.code).toBe(1);
+      expect(build.stderr).toContain(`the working contract (generated/openapi.json, version ${contractVersion}) is not the frozen release spec/released/${contractVersion}.json`);
+      expect(build.stderr).toContain('npm run release -- <x.y.z>');
+      expect(existsSync(copy.path('dist', 'client'))).toBe(false);
+      // The frozen releases still build.
+      const release = await runCommand(copy.bin('tsx'), ['scripts/buildClient.ts', '--release', contractVersion], { cwd: copy.dir });
+      expect(release.code, release.stderr).toBe(0);
+      expect(existsSync(copy.path('dist', 'client', `animal-store-client-${contractVersion}.tgz`))).toBe(true);
+    } finally {
+      copy.remove();
     }
   }, 120_000);
 });

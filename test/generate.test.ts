@@ -19,7 +19,7 @@ describe('npm run generate', () => {
 
   beforeAll(() => {
     copy = mkdtempSync(join(tmpdir(), 'animal-store-gen-'));
-    for (const entry of ['package.json', 'tsconfig.json', 'redocly.yaml', 'spec', 'generated', 'handlers', 'src', 'scripts']) {
+    for (const entry of ['package.json', 'tsconfig.json', 'redocly.yaml', 'spec', 'generated', 'client', 'handlers', 'src', 'scripts']) {
       cpSync(join(root, entry), join(copy, entry), { recursive: true });
     }
     symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
@@ -32,7 +32,7 @@ describe('npm run generate', () => {
   });
 
   it('running it twice changes nothing the second time', async () => {
-    const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'client/generated/operations.ts', 'handlers/getPet.ts'];
+    const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'client/generated/openapi.d.ts', 'client/generated/operations.ts', 'handlers/getPet.ts'];
     const before = snapshot(...files);
     await generate();
     await generate();
@@ -55,7 +55,11 @@ describe('npm run generate', () => {
     writeFileSync(specPath, readFileSync(specPath, 'utf8').replace('summary: List animals', 'summary: List the animals'));
     const failure = generate('--check');
     await expect(failure).rejects.toMatchObject({ code: 1 });
-    await expect(failure).rejects.toMatchObject({ stderr: expect.stringMatching(/generated\/openapi\.json[\s\S]*generated\/openapi\.d\.ts[\s\S]*generated\/operations\.ts/) });
+    await expect(failure).rejects.toMatchObject({ stderr: expect.stringMatching(/generated\/openapi\.json[\s\S]*generated\/openapi\.d\.ts[\s\S]*client\/generated\/openapi\.d\.ts[\s\S]*client\/generated\/operations\.ts/) });
+    // The client package's copy of the types is written with the server's, never left behind.
+    await generate();
+    expect(readFileSync(join(copy, 'client/generated/openapi.d.ts'), 'utf8')).toBe(readFileSync(join(copy, 'generated/openapi.d.ts'), 'utf8'));
+    expect(readFileSync(join(copy, 'client/generated/openapi.d.ts'), 'utf8')).toContain('List the animals');
     await generate();
     await generate('--check');
     expect(existsSync(join(copy, 'generated/openapi.json'))).toBe(true);

@@ -21,7 +21,7 @@ export async function clientSources(document: OpenApiDocument, header: string): 
 }
 
 /** The spec's types (openapi-typescript): `paths`, `components`, `operations`. */
-export async function contractTypes(document: OpenApiDocument, header: string): Promise<string> {
+async function contractTypes(document: OpenApiDocument, header: string): Promise<string> {
   const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], { silent: true, defaultNonNullable: false });
   return header + astToString(ast);
 }
@@ -76,7 +76,7 @@ function statusHeadersLiteral(byStatus: Record<string, StatusHeaders>): string {
  * member's declaration, so its JSDoc and @deprecated reach `api.<operationId>`. Only spec facts
  * here: how a call is typed and how a header is parsed stay in client/.
  */
-export function operationsModule(document: OpenApiDocument, header: string): string {
+function operationsModule(document: OpenApiDocument, header: string): string {
   const operations = operationsOf(document);
   const routes = operations.map((op) => `  ${propertyName(op.operationId)}: { method: ${JSON.stringify(op.method)}, path: ${JSON.stringify(op.path)} },`);
   const members = operations.map((op) => `${methodDoc(op)}\n  ${propertyName(op.operationId)}: (typeof operationRoutes)[${JSON.stringify(op.operationId)}];`);

@@ -6,11 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isScalar, parseDocument } from 'yaml';
 import { projectRoot } from '../../src/paths.js';
-import { buildClientPackage } from './clientPackage.js';
+import { buildClientPackage, tarballName } from './clientPackage.js';
 import { CommandExit, exitStatus } from './commandExit.js';
 import { changesMarkdown, contractChanges, type ChangeGroup } from './contractChanges.js';
 import { redoclyEnv } from './redocly.js';
@@ -230,6 +230,7 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
 
   // The client package of the new contract, built as build:client rebuilds any frozen release.
   io.stdout('The client package... ');
+  const tarball = `dist/client/${tarballName(version)}`;
   const packed = mkdtempSync(join(tmpdir(), 'animal-store-release-client-'));
   try {
     const built = await buildClientPackage({ root, contract: bundled, source: frozen, changelog: files.get(changelogFile)!, outDir: packed }).catch((error: unknown) => {
@@ -243,10 +244,8 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
       mkdirSync(dirname(join(root, file)), { recursive: true });
       writeFileSync(join(root, file), text);
     }
-    const tarball = `dist/client/${basename(built.tarball)}`;
     mkdirSync(join(root, 'dist', 'client'), { recursive: true });
     copyFileSync(built.tarball, join(root, tarball));
-    files.set(tarball, '');
   } finally {
     rmSync(packed, { recursive: true, force: true });
   }
@@ -258,16 +257,17 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
     ['package-lock.json', `version ${version} (top level and packages[""])`],
     [frozen, 'the released contract, frozen (the bundled generated/openapi.json)'],
     [clientManifest, `version ${version}`],
-    [`dist/client/animal-store-client-${version}.tgz`, `@animal-store/client ${version}, the client package of this contract (not committed: npm publish it)`],
+    [tarball, `@animal-store/client ${version}, the client package of this contract (not committed: npm publish it)`],
     [changelogFile, `"## ${version} (${date})": the Unreleased notes, then ${changeCount} computed change${changeCount === 1 ? '' : 's'} in ${groups.length} group${groups.length === 1 ? '' : 's'}; a new empty "## Unreleased"`],
   ]);
-  const width = Math.max(...[...files.keys()].map((file) => file.length));
+  const written = [...files.keys(), tarball];
+  const width = Math.max(...written.map((file) => file.length));
   log(`\nReleased contract ${version}. Wrote:`);
-  for (const file of files.keys()) log(`  ${file.padEnd(width)}  ${described.get(file) ?? 'regenerated'}`);
+  for (const file of written) log(`  ${file.padEnd(width)}  ${described.get(file) ?? 'regenerated'}`);
   log(`\nNext: read the new changelog entry (${changelogFile}), then commit and tag:
-  git add ${[...files.keys()].filter((file) => !file.startsWith('dist/')).join(' ')}
+  git add ${[...files.keys()].join(' ')}
   git commit -m "Release contract ${version}"
   git tag v${version}
-then publish its client: npm publish dist/client/animal-store-client-${version}.tgz`);
+then publish its client: npm publish ${tarball}`);
 }
 
