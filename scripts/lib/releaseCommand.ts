@@ -22,7 +22,8 @@ const HELP = `Usage: npm run release -- <x.y.z> [--date YYYY-MM-DD]
 Releases the working contract (spec/openapi.yaml) as version x.y.z:
 
   - sets info.version in spec/openapi.yaml, and version in package.json and package-lock.json
-  - regenerates generated/ (as npm run generate does), so it carries the new version
+  - regenerates generated/ and client/generated/ (as npm run generate does), so they carry the
+    new version
   - freezes the bundled contract as spec/released/<x.y.z>.json
   - sets version in client/package.json and builds the client package of that contract,
     dist/client/animal-store-client-<x.y.z>.tgz (as npm run build:client -- --release <x.y.z>),
