@@ -219,6 +219,17 @@ describe('a browser app that calls only listPets', () => {
   }, 60_000);
 });
 
+describe('an app that imports one helper', () => {
+  it("bundles only that helper's modules: sideEffects false lets a bundler drop openapi-fetch, structured-headers and the operation table", async () => {
+    const entry = join(consumer.dir, 'helper-app.ts');
+    writeFileSync(entry, `import { nextLink } from '@animal-store/client';\nconsole.log(nextLink('</v1/pets?cursor=a>; rel="next"'));\n`);
+    const result = await build({ absWorkingDir: consumer.dir, entryPoints: [entry], bundle: true, minify: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, metafile: true, logLevel: 'silent' });
+    const [output] = Object.values(result.metafile.outputs);
+    const fromPackages = Object.entries(output?.inputs ?? {}).filter(([file, input]) => file.startsWith('node_modules/') && input.bytesInOutput > 0).map(([file]) => file);
+    expect(fromPackages.sort()).toEqual(['node_modules/@animal-store/client/dist/index.js', 'node_modules/@animal-store/client/dist/linkHeader.js']);
+  }, 60_000);
+});
+
 describe('the client of a frozen release', () => {
   it('is rebuilt from spec/released/<x.y.z>.json by npm run build:client -- --release: its version, its contract, its changelog section', () => {
     const out = mkdtempSync(join(tmpdir(), 'animal-store-client-release-'));
