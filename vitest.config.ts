@@ -32,6 +32,8 @@ export const SUITES = {
   ],
   tools: [
     'test/breaking.test.ts',
+    'test/clientPackage.test.ts',
+    'test/clientRegistry.test.ts',
     'test/conformance.test.ts',
     'test/lint-rules.test.ts',
     'test/lint.test.ts',
@@ -41,8 +43,8 @@ export const SUITES = {
   loop: ['test/clientHeadersLoop.test.ts', 'test/dev.test.ts', 'test/generate.test.ts', 'test/spec-loop.test.ts', 'test/storeRecipes.test.ts'],
   /** Files that test PGlite or PostgreSQL alone: in `storage` only. */
   storageOnly: ['test/pgliteStart.test.ts'],
-  processes: ['test/keysCli.test.ts', 'test/lifecycle.test.ts', 'test/sandbox.test.ts', 'test/scriptsLifecycle.test.ts', 'test/tracingBundle.test.ts'],
-  browser: ['test/browser-cors.test.ts', 'test/docs.test.ts', 'test/docsVersions.test.ts'],
+  processes: ['test/clientPackageNode.test.ts', 'test/keysCli.test.ts', 'test/lifecycle.test.ts', 'test/sandbox.test.ts', 'test/scriptsLifecycle.test.ts', 'test/tracingBundle.test.ts'],
+  browser: ['test/browser-cors.test.ts', 'test/clientPackageBrowser.test.ts', 'test/docs.test.ts', 'test/docsVersions.test.ts'],
 } as const;
 
 const ROBUST = 'test/robust/**';

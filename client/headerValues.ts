@@ -1,13 +1,13 @@
 /**
- * One parser per kind of header value (generated/operations.ts names the kind of every header the
+ * One parser per kind of header value (client/generated/operations.ts names the kind of every header the
  * spec declares). Each takes the field value as `Headers.get` gives it and returns the value, or
  * undefined when the text is not of that kind: a bad header never throws, it reads as absent.
  */
 import { parseItem, parseList, Token, type BareItem } from 'structured-headers';
-import type { HeaderKind } from '../generated/operations.js';
+import type { HeaderKind } from './generated/operations.js';
 import { parseLinkTargets } from './linkHeader.js';
 
-/** What the spec says about one header (a member of `operationHeaders` in generated/operations.ts). */
+/** What the spec says about one header (a member of `operationHeaders` in client/generated/operations.ts). */
 export interface HeaderFact {
   readonly header: string;
   readonly kind: HeaderKind;

@@ -7,14 +7,14 @@
  *   const { data, error } = await api.GET('/pets', { params: { query: { limit: 10 } } });
  *   const same = await api.listPets({ params: { query: { limit: 10 } } });
  *
- * Each operation is also a method named by its operationId (generated/operations.ts), so that an
+ * Each operation is also a method named by its operationId (client/generated/operations.ts), so that an
  * editor can show its summary and strike a deprecated one through, with its sunset and replacement.
  * Its result adds `headers`: the response headers the operation declares, parsed and typed
  * (`etag`, `nextCursor`, `rateLimit`, `sunset`…; client/responseHeaders.ts).
  */
 import createClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from 'openapi-fetch';
-import type { components, paths } from '../generated/openapi.js';
-import { operationRoutes, type OperationMethods } from '../generated/operations.js';
+import type { components, paths } from './generated/openapi.js';
+import { operationRoutes, type OperationMethods } from './generated/operations.js';
 import { parseLinkTargets } from './linkHeader.js';
 import { readResponseHeaders, type ErrorStatus, type OperationId, type ResponseHeaders, type SuccessStatus } from './responseHeaders.js';
 
@@ -24,8 +24,11 @@ export type { RateLimit, RateLimitPolicy } from './headerValues.js';
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
-/** Any error body: 1.0.0's `Error`, or the `LimitError` of 1.1.0's 409, 422 and 429 (same fields, codes of its own). */
-export type ApiError = components['schemas']['Error'] | components['schemas']['LimitError'];
+/**
+ * Any error body: 1.0.0's `Error`, or the `LimitError` of 1.1.0's 409, 422 and 429 (same fields,
+ * codes of its own). Written so that the client of a release without `LimitError` (1.0.0) compiles.
+ */
+export type ApiError = components['schemas']['Error'] | (components['schemas'] extends { LimitError: infer L } ? L : never);
 
 /*
  * Why the client is not openapi-fetch's `Client<paths>` as is: its methods infer the whole init
@@ -73,7 +76,7 @@ type OperationMethod<Id extends OperationId, Route> = Route extends { method: in
   : never;
 /**
  * One method per operation of the spec, by operationId. A homomorphic mapped type: each member
- * keeps its declaration in generated/operations.ts, so the operation's JSDoc (its summary, and
+ * keeps its declaration in client/generated/operations.ts, so the operation's JSDoc (its summary, and
  * `@deprecated` with the sunset date and the replacement) is what editors show on the method.
  */
 export type OperationClient = { [Id in keyof OperationMethods]: OperationMethod<Id, OperationMethods[Id]> };

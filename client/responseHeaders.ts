@@ -1,10 +1,10 @@
 /**
  * The `headers` of a per-operation method's result: the response headers its operation declares
- * for the status received (generated/operations.ts, from the spec), each parsed by its kind
+ * for the status received (client/generated/operations.ts, from the spec), each parsed by its kind
  * (client/headerValues.ts) under a camelCase property. Types and reading come from the same table,
  * so a header added to the spec appears in both after `npm run generate`, with no code here.
  */
-import { operationHeaders, type HeaderKind } from '../generated/operations.js';
+import { operationHeaders, type HeaderKind } from './generated/operations.js';
 import { headerParsers, type HeaderFact, type KindValue } from './headerValues.js';
 
 type Facts = typeof operationHeaders;

@@ -28,7 +28,7 @@ describe('a header added to the spec, on a copy of the project', () => {
   });
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-  it('makes --check fail on generated/operations.ts, and once regenerated the client types and parses it', async () => {
+  it('makes --check fail on client/generated/operations.ts, and once regenerated the client types and parses it', async () => {
     const specPath = join(copy, 'spec/openapi.yaml');
     const anchor = "        '200':\n          description: A page of animals. It may be empty.\n          headers:\n";
     const spec = readFileSync(specPath, 'utf8');
@@ -44,7 +44,7 @@ describe('a header added to the spec, on a copy of the project', () => {
       '',
     ].join('\n');
     writeFileSync(specPath, spec.replace(anchor, anchor + added));
-    await expect(tsx('scripts/generate.ts', '--check')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('generated/operations.ts') });
+    await expect(tsx('scripts/generate.ts', '--check')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('client/generated/operations.ts') });
     await tsx('scripts/generate.ts');
     await tsx('scripts/generate.ts', '--check');
 

@@ -1,5 +1,5 @@
 /**
- * The typed client's per-operation methods at run time: one per entry of generated/operations.ts,
+ * The typed client's per-operation methods at run time: one per entry of client/generated/operations.ts,
  * each sending exactly the request its path method sends (method, URL, headers, body) and giving
  * back the same result, plus the response headers its operation declares, parsed (`headers`).
  * Their types and the editor's deprecation mark: test/typecheck.test.ts; the headers in full:
@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAnimalStoreClient, type AnimalStoreClient } from '../client/index.js';
-import { operationRoutes } from '../generated/operations.js';
+import { operationRoutes } from '../client/generated/operations.js';
 
 interface Sent {
   method: string;
@@ -33,7 +33,7 @@ function recordingClient(): { api: AnimalStoreClient; sent: Sent[] } {
 }
 
 describe('the per-operation methods of the typed client', () => {
-  it('the client has a method for every operation of generated/operations.ts', () => {
+  it('the client has a method for every operation of client/generated/operations.ts', () => {
     const { api } = recordingClient();
     const ids = Object.keys(operationRoutes);
     expect(ids).toEqual(expect.arrayContaining(['listPets', 'createPet', 'getPet']));

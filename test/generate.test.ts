@@ -19,7 +19,7 @@ describe('npm run generate', () => {
 
   beforeAll(() => {
     copy = mkdtempSync(join(tmpdir(), 'animal-store-gen-'));
-    for (const entry of ['package.json', 'tsconfig.json', 'redocly.yaml', 'spec', 'generated', 'handlers', 'src', 'scripts']) {
+    for (const entry of ['package.json', 'tsconfig.json', 'redocly.yaml', 'spec', 'generated', 'client', 'handlers', 'src', 'scripts']) {
       cpSync(join(root, entry), join(copy, entry), { recursive: true });
     }
     symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
@@ -32,7 +32,7 @@ describe('npm run generate', () => {
   });
 
   it('running it twice changes nothing the second time', async () => {
-    const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'generated/operations.ts', 'handlers/getPet.ts'];
+    const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'client/generated/openapi.d.ts', 'client/generated/operations.ts', 'handlers/getPet.ts'];
     const before = snapshot(...files);
     await generate();
     await generate();
@@ -55,22 +55,26 @@ describe('npm run generate', () => {
     writeFileSync(specPath, readFileSync(specPath, 'utf8').replace('summary: List animals', 'summary: List the animals'));
     const failure = generate('--check');
     await expect(failure).rejects.toMatchObject({ code: 1 });
-    await expect(failure).rejects.toMatchObject({ stderr: expect.stringMatching(/generated\/openapi\.json[\s\S]*generated\/openapi\.d\.ts[\s\S]*generated\/operations\.ts/) });
+    await expect(failure).rejects.toMatchObject({ stderr: expect.stringMatching(/generated\/openapi\.json[\s\S]*generated\/openapi\.d\.ts[\s\S]*client\/generated\/openapi\.d\.ts[\s\S]*client\/generated\/operations\.ts/) });
+    // The client package's copy of the types is written with the server's, never left behind.
+    await generate();
+    expect(readFileSync(join(copy, 'client/generated/openapi.d.ts'), 'utf8')).toBe(readFileSync(join(copy, 'generated/openapi.d.ts'), 'utf8'));
+    expect(readFileSync(join(copy, 'client/generated/openapi.d.ts'), 'utf8')).toContain('List the animals');
     await generate();
     await generate('--check');
     expect(existsSync(join(copy, 'generated/openapi.json'))).toBe(true);
   });
 
-  it("generated/operations.ts follows the spec's markers: a newly deprecated operation gets @deprecated, a new operation a route", async () => {
+  it("client/generated/operations.ts follows the spec's markers: a newly deprecated operation gets @deprecated, a new operation a route", async () => {
     const specPath = join(copy, 'spec/openapi.yaml');
     const spec = readFileSync(specPath, 'utf8')
       .replace('      operationId: listPets\n', "      operationId: listPets\n      deprecated: true\n      x-deprecated-at: '2027-01-01T00:00:00Z'\n      x-sunset: '2031-06-30T00:00:00Z'\n      x-replacement: GET /animals\n")
       // A made-up operation on a path of its own: a spec with a deletePet of its own still gains one.
       .replace('  /pets/{petId}:\n', "  /retire-pet-example:\n    delete:\n      operationId: retirePetExample\n      summary: Remove an animal\n      responses:\n        '204':\n          description: Removed.\n  /pets/{petId}:\n");
     writeFileSync(specPath, spec);
-    await expect(generate('--check')).rejects.toMatchObject({ stderr: expect.stringContaining('generated/operations.ts') });
+    await expect(generate('--check')).rejects.toMatchObject({ stderr: expect.stringContaining('client/generated/operations.ts') });
     await generate();
-    const operations = readFileSync(join(copy, 'generated/operations.ts'), 'utf8');
+    const operations = readFileSync(join(copy, 'client/generated/operations.ts'), 'utf8');
     expect(operations).toContain('retirePetExample: { method: "delete", path: "/retire-pet-example" },');
     expect(operations).toMatch(/\/\*\* Remove an animal: `DELETE \/retire-pet-example`\. \*\/\n {2}retirePetExample: /);
     expect(operations).toMatch(/: `GET \/pets`\.\n {3}\*\n {3}\* @deprecated Removed on 2031-06-30 \(x-sunset\): use GET \/animals instead\.\n {3}\*\/\n {2}listPets: /);

@@ -193,10 +193,23 @@ describe('npm run release <next minor>', () => {
 
   it('writes exactly the release files, and no other', () => {
     const changed = changedFiles(before, after);
-    const required = ['generated/openapi.json', 'package-lock.json', 'package.json', 'spec/CHANGELOG.md', 'spec/openapi.yaml', `spec/released/${next}.json`];
+    const required = ['client/package.json', `dist/client/animal-store-client-${next}.tgz`, 'generated/openapi.json', 'package-lock.json', 'package.json', 'spec/CHANGELOG.md', 'spec/openapi.yaml', `spec/released/${next}.json`];
     expect(changed).toEqual(expect.arrayContaining(required));
     // Besides those, only what the generator derives from the spec may change.
-    expect(changed.filter((path) => !required.includes(path) && !path.startsWith('generated/'))).toEqual([]);
+    expect(changed.filter((path) => !required.includes(path) && !path.startsWith('generated/') && !path.startsWith('client/generated/'))).toEqual([]);
+  });
+
+  it("builds the client package of the release: @animal-store/client at the new version, its contract and its changelog section, and sets client/package.json's version", () => {
+    expect(differingLines(file(before, 'client/package.json'), file(after, 'client/package.json'))).toEqual([{ was: `  "version": "${newest}",`, is: `  "version": "${next}",` }]);
+    const tarball = join(copy.dir, 'dist', 'client', `animal-store-client-${next}.tgz`);
+    const read = (path: string) => execFileSync('tar', ['-xzOf', tarball, `package/${path}`], { encoding: 'utf8' });
+    expect(JSON.parse(read('package.json'))).toMatchObject({ name: '@animal-store/client', version: next });
+    expect(read('openapi.json')).toBe(file(after, `spec/released/${next}.json`));
+    expect(read('CHANGELOG.md')).toContain(`## Contract ${next} (${DATE})`);
+    expect(read('CHANGELOG.md')).toContain(NOTE);
+    // The new header reaches the client's parsed headers.
+    expect(read('dist/generated/operations.js')).toContain(HEADER);
+    expect(run.stdout).toContain(`npm publish dist/client/animal-store-client-${next}.tgz`);
   });
 
   it('sets info.version in spec/openapi.yaml and changes nothing else in it', () => {

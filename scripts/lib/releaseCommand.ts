@@ -4,12 +4,13 @@
  * call main in their own process, on a copy of the project, instead of starting the command.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isScalar, parseDocument } from 'yaml';
 import { projectRoot } from '../../src/paths.js';
+import { buildClientPackage, tarballName } from './clientPackage.js';
 import { CommandExit, exitStatus } from './commandExit.js';
 import { changesMarkdown, contractChanges, type ChangeGroup } from './contractChanges.js';
 import { redoclyEnv } from './redocly.js';
@@ -21,16 +22,20 @@ const HELP = `Usage: npm run release -- <x.y.z> [--date YYYY-MM-DD]
 Releases the working contract (spec/openapi.yaml) as version x.y.z:
 
   - sets info.version in spec/openapi.yaml, and version in package.json and package-lock.json
-  - regenerates generated/ (as npm run generate does), so it carries the new version
+  - regenerates generated/ and client/generated/ (as npm run generate does), so they carry the
+    new version
   - freezes the bundled contract as spec/released/<x.y.z>.json
+  - sets version in client/package.json and builds the client package of that contract,
+    dist/client/animal-store-client-<x.y.z>.tgz (as npm run build:client -- --release <x.y.z>),
+    ready for npm publish
   - in spec/CHANGELOG.md, turns "## Unreleased" into "## x.y.z (date)": your notes, then the
     changes computed from the newest release, operation by operation; a new empty
     "## Unreleased" goes above it
 
 It refuses, and writes nothing, when x.y.z is not a version of three numbers, is not above the
 newest spec/released/<version>.json, or changes the major version (a new major is a /v2 contract,
-not a release of this one), when the spec does not lint (Redocly, Spectral), or when the
-breaking-change gate (npm run breaking) finds a break.
+not a release of this one), when the spec does not lint (Redocly, Spectral), when the
+breaking-change gate (npm run breaking) finds a break, or when the client does not build.
 
   --date YYYY-MM-DD   the release date written in the changelog (default: today, UTC)
   --help              show this text
@@ -40,6 +45,7 @@ Exit status: 0 released, 1 refused, 2 usage error.`;
 const specFile = 'spec/openapi.yaml';
 const changelogFile = 'spec/CHANGELOG.md';
 const releasedDir = 'spec/released';
+const clientManifest = 'client/package.json';
 
 /** Where a release writes what it prints, and which project it releases: a process's own, or a test's. */
 export interface ReleaseIo {
@@ -143,6 +149,13 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
     return [...lines.slice(0, start), ...entry, ...(next === -1 ? [] : lines.slice(end))].join('\n').replace(/\n*$/, '\n');
   }
 
+  /** client/package.json with only its version's text replaced. */
+  function clientManifestWithVersion(text: string, version: string): string {
+    const result = text.replace(/^(  "version": )"[^"]*"/m, `$1"${version}"`);
+    if ((JSON.parse(result) as { version?: unknown }).version !== version) refuse(`Could not set the version in ${clientManifest}.`);
+    return result;
+  }
+
   /** The project's files as git sees them (tracked, and untracked but not ignored), as on disk now. */
   function projectFiles(): string[] {
     const git = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
@@ -168,7 +181,7 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
       const generate = failure(bin('tsx', copy), ['scripts/generate.ts'], copy);
       if (generate !== undefined) refuse(`npm run generate failed on the new spec:\n\n${generate}`);
       const made = new Map<string, string>();
-      const outputs = ['generated', 'handlers'].flatMap((dir) => readdirSync(join(copy, dir), { recursive: true, encoding: 'utf8' }).map((file) => join(dir, file)));
+      const outputs = ['generated', 'handlers', 'client/generated'].flatMap((dir) => readdirSync(join(copy, dir), { recursive: true, encoding: 'utf8' }).map((file) => join(dir, file)));
       for (const file of ['package.json', 'package-lock.json', ...outputs].filter((file) => statSync(join(copy, file)).isFile())) {
         const text = read(file, copy);
         if (!existsSync(join(root, file)) || text !== read(file)) made.set(file, text);
@@ -214,11 +227,28 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
   files.set(frozen, bundled);
   if (groups.length === 0) refuse(`The contract has not changed since ${newest.version}: nothing to release.`);
   files.set(changelogFile, changelogWithRelease(read(changelogFile), version, date, newest.version, changesMarkdown(groups, 4)));
+  files.set(clientManifest, clientManifestWithVersion(read(clientManifest), version));
 
-  // Every check passed and every file is built: now the working tree.
-  for (const [file, text] of files) {
-    mkdirSync(dirname(join(root, file)), { recursive: true });
-    writeFileSync(join(root, file), text);
+  // The client package of the new contract, built as build:client rebuilds any frozen release.
+  io.stdout('The client package... ');
+  const tarball = `dist/client/${tarballName(version)}`;
+  const packed = mkdtempSync(join(tmpdir(), 'animal-store-release-client-'));
+  try {
+    const built = await buildClientPackage({ root, contract: bundled, source: frozen, changelog: files.get(changelogFile)!, outDir: packed }).catch((error: unknown) => {
+      log('FAILED');
+      return refuse(`The client package did not build against the new contract:\n\n${error instanceof Error ? error.message : String(error)}`);
+    });
+    log('built');
+
+    // Every check passed and every file is built: now the working tree.
+    for (const [file, text] of files) {
+      mkdirSync(dirname(join(root, file)), { recursive: true });
+      writeFileSync(join(root, file), text);
+    }
+    mkdirSync(join(root, 'dist', 'client'), { recursive: true });
+    copyFileSync(built.tarball, join(root, tarball));
+  } finally {
+    rmSync(packed, { recursive: true, force: true });
   }
 
   const changeCount = groups.reduce((sum, group) => sum + group.changes.length, 0);
@@ -227,14 +257,18 @@ async function release(argv: string[], io: ReleaseIo, root: string): Promise<voi
     ['package.json', `version ${version}`],
     ['package-lock.json', `version ${version} (top level and packages[""])`],
     [frozen, 'the released contract, frozen (the bundled generated/openapi.json)'],
+    [clientManifest, `version ${version}`],
+    [tarball, `@animal-store/client ${version}, the client package of this contract (not committed: npm publish it)`],
     [changelogFile, `"## ${version} (${date})": the Unreleased notes, then ${changeCount} computed change${changeCount === 1 ? '' : 's'} in ${groups.length} group${groups.length === 1 ? '' : 's'}; a new empty "## Unreleased"`],
   ]);
-  const width = Math.max(...[...files.keys()].map((file) => file.length));
+  const written = [...files.keys(), tarball];
+  const width = Math.max(...written.map((file) => file.length));
   log(`\nReleased contract ${version}. Wrote:`);
-  for (const file of files.keys()) log(`  ${file.padEnd(width)}  ${described.get(file) ?? 'regenerated'}`);
+  for (const file of written) log(`  ${file.padEnd(width)}  ${described.get(file) ?? 'regenerated'}`);
   log(`\nNext: read the new changelog entry (${changelogFile}), then commit and tag:
   git add ${[...files.keys()].join(' ')}
   git commit -m "Release contract ${version}"
-  git tag v${version}`);
+  git tag v${version}
+then publish its client: npm publish ${tarball}`);
 }
 

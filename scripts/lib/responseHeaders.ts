@@ -1,9 +1,9 @@
 /**
  * The response headers an operation declares, per status, as the typed client reads them: under
  * which property name, what kind of value each carries, and whether every such response has it.
- * `npm run generate` writes the result into generated/operations.ts; the client holds one parser
+ * `npm run generate` writes the result into client/generated/operations.ts; the client holds one parser
  * per kind (client/headerValues.ts), so the vocabulary of kinds below is the contract between the
- * two, and generated/operations.ts repeats it as the `HeaderKind` type the client checks against.
+ * two, and client/generated/operations.ts repeats it as the `HeaderKind` type the client checks against.
  */
 import type { OpenApiDocument } from '../../src/spec.js';
 import { isNode, resolveRef, type Node } from './operations.js';
