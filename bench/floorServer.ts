@@ -72,7 +72,7 @@ function byHand(exchange: Exchange): void {
     return;
   }
   // Neither operation has a body (the contract's `never`).
-  const request = { path: {}, query: {}, header: {}, cookie: {}, body: undefined as never, caller };
+  const request = { path: {}, query: {}, header: {}, cookie: {}, body: undefined, mediaType: undefined, caller };
   if (url === `${basePath}/pets?limit=20`) {
     void handlers.listPets({ ...request, query: { limit: 20 } }, deps).then((answer) => write(exchange, 'listPets', answer));
   } else if (url.startsWith(`${basePath}/pets/`)) {
@@ -104,7 +104,7 @@ function withRouter(exchange: Exchange): void {
     res.writeHead(400, { 'Content-Length': '0' }).end();
     return;
   }
-  const parts = { path: parsed.params, query: parsed.query, header: {}, cookie: {}, body: undefined, caller };
+  const parts = { path: parsed.params, query: parsed.query, header: {}, cookie: {}, body: undefined, mediaType: undefined, caller };
   // Each operation's handler typed as the server's handle stage types it (../src/pipeline/handle.ts).
   const handler = handlers[operationId] as (parts: unknown, deps: HandlerDeps) => Promise<Answer>;
   void handler(parts, deps).then((answer) => write(exchange, operationId, answer));

@@ -7,13 +7,13 @@
 import type { operations } from '../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
 import { errorResult } from './errors/refusal.js';
-import type { JsonText } from './schemas.js';
+import type { JsonText, Upload } from './schemas.js';
 import type { Stores } from '../generated/stores.js';
 
 // Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts
 // and the error catalog (./errors/) is passed on.
 export { errorResult };
-export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, Schemas } from './schemas.js';
+export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, Schemas, Upload } from './schemas.js';
 
 export type OperationId = keyof operations;
 
@@ -22,20 +22,38 @@ type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] exten
 
 type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B : undefined;
 
+/** Where the spec has a binary string (a `Blob` in the generated types, as a browser sends it), a handler has the bytes that arrived. */
+type Received<T> = T extends Blob ? Upload : T extends ReadonlyArray<infer I> ? Received<I>[] : T extends object ? { [K in keyof T]: Received<T[K]> } : T;
+
+/** A declared media type as a request carries it: `image/*` covers `image/png`. */
+type Carried<M> = M extends `${infer Type}/*` ? `${Type}/${string}` : M;
+
+/** One of the bodies the operation declares, with its media type: a handler of several tells them apart by `mediaType`. */
+type BodyOf<R> = R extends { content: infer C } ? { [M in keyof C]: { mediaType: Carried<M>; body: Received<C[M]> } }[keyof C] : never;
+type NoBody = { mediaType: undefined; body: undefined };
+type RequestBodies<O extends OperationId> = operations[O] extends { requestBody: infer R }
+  ? [R] extends [never]
+    ? NoBody
+    : BodyOf<R>
+  : operations[O] extends { requestBody?: infer R }
+    ? [R] extends [never]
+      ? NoBody
+      : BodyOf<NonNullable<R>> | NoBody
+    : NoBody;
+
 /** A request as the handler sees it: validated against the spec, parameters converted to their types. */
-export interface HandlerRequest<O extends OperationId> {
+export type HandlerRequest<O extends OperationId> = {
   path: Part<Parameters<O>, 'path'>;
   query: Part<Parameters<O>, 'query'>;
   /** Header parameters the spec declares, under the names it spells them with. */
   header: Part<Parameters<O>, 'header'>;
   cookie: Part<Parameters<O>, 'cookie'>;
-  body: JsonContent<NonNullable<operations[O]['requestBody']>>;
   /**
    * Who is calling: an opaque id of the API key that passed the key check (never the key
    * itself), or undefined on an operation with `security: []`. What per-caller state is kept by.
    */
   caller: string | undefined;
-}
+} & RequestBodies<O>;
 
 /**
  * Headers the server derives itself (deprecation from the spec, ETag from the answer's bytes,

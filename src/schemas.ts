@@ -19,6 +19,20 @@ export type GoneErrorBody = Schemas['GoneError'];
 export type GoneErrorCode = Schemas['GoneErrorCode'];
 
 /**
+ * Bytes a client sent: a raw body (`image/png`, `application/octet-stream`) or a file part of a
+ * multipart body, read to its end within its limit (src/http/bodies/). Where the generated types
+ * say `Blob` (a binary string of the spec), a handler gets one of these.
+ */
+export interface Upload {
+  bytes: Buffer;
+  size: number;
+  /** As the client declared it, without parameters (busboy's `text/plain` for a part without a Content-Type). */
+  mediaType: string;
+  /** A file part's `filename`, without any path; undefined for a raw body. */
+  fileName: string | undefined;
+}
+
+/**
  * A body the database already serialised (a page of pets as `json_group_array`/`json_agg`): sent
  * as it is, never parsed and serialised again. `T` is what the text holds, so the handler map
  * still checks it against the spec; in test and dev the response check parses and validates it.

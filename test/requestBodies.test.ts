@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../generated/handlers.js';
 import type { Handlers } from '../src/contract.js';
-import type { Upload } from '../src/http/bodies/upload.js';
+import type { Upload } from '../src/schemas.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { injectable, type Injectable } from './support/inject.js';
 

@@ -5,6 +5,7 @@
  * a frozen release, so that every release's client is built by the same code.
  */
 import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../../src/spec.js';
 import { day } from './docsContract.js';
 import { HEADER_KINDS, responseHeadersOf, type HeaderFact, type StatusHeaders } from './responseHeaders.js';
@@ -20,9 +21,19 @@ export async function clientSources(document: OpenApiDocument, header: string): 
   ]);
 }
 
-/** The spec's types (openapi-typescript): `paths`, `components`, `operations`. */
+const BLOB = ts.factory.createTypeReferenceNode(ts.factory.createIdentifier('Blob'));
+
+/**
+ * The spec's types (openapi-typescript): `paths`, `components`, `operations`. A binary string
+ * (`format: binary`: a file part, an image body) is a `Blob`, what a browser sends (a `File` is
+ * one); the handlers see an Upload in its place (src/contract.ts).
+ */
 async function contractTypes(document: OpenApiDocument, header: string): Promise<string> {
-  const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], { silent: true, defaultNonNullable: false });
+  const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], {
+    silent: true,
+    defaultNonNullable: false,
+    transform: (schema) => (schema.format === 'binary' ? BLOB : undefined),
+  });
   return header + astToString(ast);
 }
 
