@@ -3,10 +3,9 @@
  * patches/ applied at install (patch-package): routing, parameter parsing for each style,
  * coercion that reaches the handler in every location (upstream issue #144), strict decimal
  * numerals (src/http/numerals.ts), the operation list built once per definition, the order of
- * matching templates, and each operation's security evaluated with one handler per scheme.
- * In process, no HTTP: a fake handler returns what openapi-backend hands it.
+ * matching templates; called as the request path's stages call them (its router, its compiled
+ * validators). In process, no HTTP.
  */
-import type { Context } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../src/spec.js';
 import { createOpenApiBackend, detailsOf } from '../src/http/validation.js';
@@ -42,28 +41,19 @@ const document = {
 
 type Seen = { operationId: string | undefined; params: unknown; query: unknown; headers: Record<string, unknown>; cookies: unknown } | { errors: ReturnType<typeof detailsOf> };
 
-function backend() {
-  const api = createOpenApiBackend(document, '/v1');
-  api.init();
-  // handleRequest routes, parses and checks keys; the request is validated in place after it, as
-  // src/pipeline/validate.ts does once the body is read.
-  const seen = (context: Context): Seen => {
-    const { errors } = api.validator.validateRequest(context.request, context.operation, context.request);
-    if (errors) return { errors: detailsOf(errors) };
-    return {
-      operationId: context.operation.operationId,
-      params: context.request.params,
-      query: context.request.query,
-      headers: context.request.headers as Record<string, unknown>,
-      cookies: context.request.cookies,
-    };
-  };
-  api.register({ getThing: seen, getSpecial: seen, getXThing: seen });
-  return api;
-}
+const api = createOpenApiBackend(document, '/v1');
+api.init();
 
-const api = backend();
-const get = (path: string, headers: Record<string, string> = {}) => api.handleRequest({ method: 'GET', path, headers }) as Promise<Seen>;
+/** Routes, parses and validates in place, as src/pipeline/match.ts and validate.ts do; what a handler would get. */
+async function get(path: string, headers: Record<string, string> = {}): Promise<Seen> {
+  const request = { method: 'GET', path, headers };
+  const operation = api.router.matchOperation(request);
+  if (operation === undefined) throw new Error(`no operation for GET ${path}`);
+  const parsed = api.router.parseRequest(request, operation);
+  const { errors } = api.validator.validateRequest(parsed, operation, parsed);
+  if (errors) return { errors: detailsOf(errors) };
+  return { operationId: operation.operationId, params: parsed.params, query: parsed.query, headers: parsed.headers as Record<string, unknown>, cookies: parsed.cookies };
+}
 
 describe('openapi-backend as the router and parameter parser', () => {
   it('routes the literal path before the template, and templates by their own segment', async () => {
@@ -79,7 +69,7 @@ describe('openapi-backend as the router and parameter parser', () => {
   });
 
   it('patched: header names arrive lower-cased and repeated cookie headers are all parsed', async () => {
-    const seen = (await api.handleRequest({ method: 'GET', path: '/v1/things/special', headers: { 'X-Trace': 't', Cookie: ['a=1', 'b=2'] } })) as Seen;
+    const seen = await get('/v1/things/special', { 'X-Trace': 't', Cookie: ['a=1', 'b=2'] } as unknown as Record<string, string>);
     expect(seen).toMatchObject({ headers: { 'x-trace': 't' }, cookies: { a: '1', b: '2' } });
   });
 
@@ -202,97 +192,5 @@ describe('openapi-backend as the router and parameter parser', () => {
     expect(parser).toBeTypeOf('function');
     expect(await get('/v1/things/4')).toMatchObject({ params: { thingId: 4 } });
     expect(parsers.get('/things/{thingId}')).toBe(parser);
-  });
-
-  it('patched: with synchronous hooks and security handlers, the operation handler runs before handleRequest returns (no promise hop)', async () => {
-    const sync = createOpenApiBackend(document, '/v1');
-    sync.init();
-    let handledSynchronously = false;
-    sync.register({ getSpecial: () => (handledSynchronously = true), postSecurityHandler: () => undefined, preOperationHandler: () => undefined });
-    const pending = sync.handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
-    expect(handledSynchronously).toBe(true);
-    expect(await pending).toBe(true);
-    // An asynchronous hook is still awaited before the handler.
-    const later = createOpenApiBackend(document, '/v1');
-    later.init();
-    const order: string[] = [];
-    later.register({ getSpecial: () => order.push('handler'), postSecurityHandler: () => new Promise<void>((resolve) => setTimeout(() => (order.push('hook'), resolve()), 5)) });
-    await later.handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
-    expect(order).toEqual(['hook', 'handler']);
-  });
-
-  it('patched: routing hooks and a synchronous security handler are not awaited either; asynchronous ones are', async () => {
-    const secured = { ...document, components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'x-key' } } }, security: [{ key: [] }] } as unknown as OpenApiDocument;
-    const seen: string[] = [];
-    const build = (asynchronous: boolean) => {
-      const backend = createOpenApiBackend(secured, '/v1');
-      backend.init();
-      const step = (name: string, value?: unknown) => () => {
-        seen.push(name);
-        return asynchronous ? Promise.resolve(value) : value;
-      };
-      backend.register({ getSpecial: () => seen.push('handler'), preRoutingHandler: step('preRouting'), postRoutingHandler: step('postRouting'), unauthorizedHandler: () => seen.push('refused') });
-      backend.registerSecurityHandler('key', step('key', { caller: 'c' }));
-      return backend;
-    };
-    const pending = build(false).handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
-    expect(seen).toEqual(['preRouting', 'postRouting', 'key', 'handler']);
-    await pending;
-    seen.length = 0;
-    const later = build(true).handleRequest({ method: 'GET', path: '/v1/things/special', headers: {} });
-    expect(seen).toEqual(['preRouting']);
-    await later;
-    expect(seen).toEqual(['preRouting', 'postRouting', 'key', 'handler']);
-  });
-});
-
-describe('openapi-backend evaluates security with one handler per scheme (patched: a synchronous handler is not awaited)', () => {
-  const secured = {
-    openapi: '3.1.0',
-    info: { title: 't', version: '1' },
-    components: {
-      securitySchemes: {
-        good: { type: 'http', scheme: 'bearer' },
-        throws: { type: 'apiKey', in: 'header', name: 'x-throws' },
-        rejectsNull: { type: 'apiKey', in: 'header', name: 'x-null' },
-        resolvesError: { type: 'apiKey', in: 'header', name: 'x-error' },
-      },
-    },
-    security: [{ good: [] }],
-    paths: {
-      '/a': { get: { operationId: 'defaultOnly', responses: { '200': { description: 'ok' } } } },
-      '/b': { get: { operationId: 'eitherFailing', security: [{ throws: [] }, { rejectsNull: [] }, { resolvesError: [] }], responses: { '200': { description: 'ok' } } } },
-      '/c': { get: { operationId: 'failingOrGood', security: [{ throws: [] }, { good: [] }], responses: { '200': { description: 'ok' } } } },
-      '/d': { get: { operationId: 'bothNeeded', security: [{ good: [], throws: [] }], responses: { '200': { description: 'ok' } } } },
-      '/e': { get: { operationId: 'open', security: [], responses: { '200': { description: 'ok' } } } },
-    },
-  } as unknown as OpenApiDocument;
-  const api = createOpenApiBackend(secured, '/');
-  api.init();
-  const verdict = (context: Context) => ({ authorized: (context.security as { authorized: boolean }).authorized, results: context.security });
-  const ok = (context: Context) => ({ handled: context.operation.operationId, ...verdict(context) });
-  api.register({ defaultOnly: ok, eitherFailing: ok, failingOrGood: ok, bothNeeded: ok, open: ok, unauthorizedHandler: (context: Context) => ({ refused: context.operation.operationId, ...verdict(context) }) });
-  api.registerSecurityHandler('good', async () => ({ user: 'u' }));
-  api.registerSecurityHandler('throws', () => {
-    throw new Error('no');
-  });
-  api.registerSecurityHandler('rejectsNull', () => Promise.reject(null as unknown as Error));
-  api.registerSecurityHandler('resolvesError', () => Promise.resolve({ error: 'bad' }));
-  const call = (path: string) => api.handleRequest({ method: 'GET', path, headers: {} }) as Promise<Record<string, unknown>>;
-
-  it('the global default applies, an alternative that passes authorizes, all of a requirement must pass, security: [] is public', async () => {
-    expect(await call('/a')).toMatchObject({ handled: 'defaultOnly', authorized: true, results: { good: { user: 'u' } } });
-    expect(await call('/c')).toMatchObject({ handled: 'failingOrGood', authorized: true });
-    expect(await call('/d')).toMatchObject({ refused: 'bothNeeded', authorized: false });
-    expect(await call('/e')).toMatchObject({ handled: 'open', authorized: false });
-  });
-
-  it('a throw, a rejection (even with a falsy reason) and a result carrying an error are each a failed auth', async () => {
-    const seen = await call('/b');
-    expect(seen).toMatchObject({ refused: 'eitherFailing', authorized: false });
-    const results = seen.results as Record<string, { error?: unknown }>;
-    expect(results.throws?.error).toBeInstanceOf(Error);
-    expect(results.rejectsNull?.error).toBeInstanceOf(Error);
-    expect(results.resolvesError).toEqual({ error: 'bad' });
   });
 });
