@@ -29,7 +29,7 @@ export interface Config {
   /**
    * MAX_CONNECTIONS: open client connections at most. At the bound a new connection displaces the
    * oldest one with no request in progress, so idle connections cannot starve the server of file
-   * descriptors (src/http/connections.ts). Default: the process's open-file limit
+   * descriptors (src/transport/connections.ts). Default: the process's open-file limit
    * less room for the database, logs and files (defaultMaxConnections).
    */
   maxConnections: number;
@@ -62,7 +62,7 @@ export interface Config {
    * SHUTDOWN_DRAIN_MS: on SIGTERM or SIGINT, how long /readyz answers 503 while everything else
    * is still served (each answer with `Connection: close`) before the listener closes; 0: no
    * drain. Undefined (unset or empty): 5 s when /readyz was asked in the last minute (a balancer
-   * is watching), else none (src/http/drain.ts says why).
+   * is watching), else none (src/transport/drain.ts says why).
    */
   shutdownDrainMs?: number | undefined;
   /**

@@ -8,8 +8,8 @@ import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './cursor.js';
 import { createApp, type AppOptions } from './pipeline/requestPath.js';
-import { createReadiness, planDrain } from './http/drain.js';
-import { listenHttp, type HttpListener } from './http/listen.js';
+import { createReadiness, planDrain } from './transport/drain.js';
+import { listenHttp, type HttpListener } from './transport/listen.js';
 import type { Metrics } from './features/metrics/metrics.js';
 import type { RateLimiter } from './features/rateLimit/rateLimit.js';
 import type { ContractViolation } from './http/responseChecker.js';
@@ -20,7 +20,7 @@ import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
 import { createDeprecatedCallLog } from './store/deprecatedCalls.js';
-import { startIdempotencyPurge } from './store/idempotencyPurge.js';
+import { startIdempotencyPurge } from './store/idempotency/purge.js';
 import { traceQueries } from './store/prepared.js';
 import { readSecret } from './store/secrets.js';
 import type { Tracing } from './telemetry/tracing.js';
@@ -44,7 +44,7 @@ export interface RunningServer {
   /** Stops accepting (on the metrics listener too), lets in-flight requests finish, closes the database. */
   close(): Promise<void>;
   /**
-   * What SIGTERM and SIGINT do (src/main.ts): a drain first (src/http/drain.ts: /readyz 503, every
+   * What SIGTERM and SIGINT do (src/main.ts): a drain first (src/transport/drain.ts: /readyz 503, every
    * request still served with `Connection: close`) when SHUTDOWN_DRAIN_MS asks for one or, unset,
    * when something has been probing /readyz; then `close()`. Otherwise `close()` at once.
    */

@@ -78,14 +78,16 @@ const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly 
   { layer: 'auth', files: /^src\/auth\//, mayImport: ['shared', 'core', 'auth'] },
   // Transport and the request path's building blocks: the exchange, the body reader, the responder, Express.
   { layer: 'http', files: /^src\/http\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http'] },
+  // The listener, its connections, node:http's own refusals, the drain at shutdown.
+  { layer: 'transport', files: /^src\/transport\//, mayImport: ['shared', 'errors', 'http', 'transport'] },
   // The stages, their runner and their order (src/pipeline/requestPath.ts).
-  { layer: 'pipeline', files: /^src\/pipeline\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'features', 'pipeline'] },
+  { layer: 'pipeline', files: /^src\/pipeline\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'transport', 'features', 'pipeline'] },
   // Optional guarantees, one folder each, with their stage: the list puts them in (and the stage type is the pipeline's).
   { layer: 'features', files: /^src\/features\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'features'] },
   // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
   { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'errors', 'core', 'store', 'http', 'pipeline', 'features', 'telemetry'] },
   // Composes everything: the only modules that may import every layer.
-  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'pipeline', 'features', 'telemetry', 'composition'] },
+  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'transport', 'pipeline', 'features', 'telemetry', 'composition'] },
 ];
 
 function layerOf(file: string): (typeof LAYERS)[number] | undefined {
@@ -121,8 +123,8 @@ describe('architecture', () => {
     ['express', /^src\/http\//],
     // The router and validators, and the contract's operations CORS derives its lists from.
     ['openapi-backend', /^src\/(http|pipeline|features\/cors)\//],
-    ['node:http', /^src\/(http|pipeline|features\/(metrics|sandbox))\//],
-    ['node:net', /^src\/http\//],
+    ['node:http', /^src\/(http|transport|pipeline|features\/(metrics|sandbox))\//],
+    ['node:net', /^src\/(http|transport)\//],
     ['raw-body', /^src\/http\//],
     ['content-type', /^src\/http\//],
     ['busboy', /^src\/http\/bodies\/multipart\.ts$/],

@@ -1,5 +1,5 @@
 /**
- * The drain before a stop (src/http/drain.ts), in process: SHUTDOWN_DRAIN_MS as configuration,
+ * The drain before a stop (src/transport/drain.ts), in process: SHUTDOWN_DRAIN_MS as configuration,
  * the rule that drains only a server something probes, and what a draining server answers
  * (/readyz a 503 Error, everything else served with `Connection: close`). The same under real
  * load and a real balancer: test/robust/rollingRestart.test.ts.
@@ -7,7 +7,7 @@
 import { Agent, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createReadiness, DEFAULT_DRAIN_MS, planDrain, PROBED_WITHIN_MS } from '../src/http/drain.js';
+import { createReadiness, DEFAULT_DRAIN_MS, planDrain, PROBED_WITHIN_MS } from '../src/transport/drain.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 interface Answer {

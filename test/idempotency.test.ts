@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
-import { KEY_RETENTION_MS, purgeIdempotencyKeys } from '../src/store/idempotencyPurge.js';
+import { KEY_RETENTION_MS, purgeIdempotencyKeys } from '../src/store/idempotency/purge.js';
 import { createSandboxStore } from '../src/store/sandbox.js';
 import { countPets, describeEachTarget, listAllPets, openTestStorage, targets, testConfig, type StorageHandle, type TestServer } from './support/server.js';
 

@@ -1,5 +1,5 @@
 /**
- * Idle connections cannot starve the server (src/http/listen.ts, src/http/connections.ts), on a
+ * Idle connections cannot starve the server (src/transport/listen.ts, src/transport/connections.ts), on a
  * real port over raw sockets: a connection that completes no request head within the headers
  * timeout from its accept is closed (node:http's own scan, at listen.ts's interval, answering 408);
  * at the connection bound a new connection displaces the oldest one that never sent a
@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from './support/server.js';
 
 const HEADERS_TIMEOUT_MS = 1_000;
 const BOUND = 4;
-/** node:http scans every quarter of the headers timeout (src/http/listen.ts); a loaded machine adds its own delay. */
+/** node:http scans every quarter of the headers timeout (src/transport/listen.ts); a loaded machine adds its own delay. */
 const SLACK_MS = 1_500;
 
 let t: TestServer;

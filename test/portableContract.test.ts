@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { comparePatterns } from '../scripts/lib/patternScope.js';
-import { MAX_REQUEST_HEAD_BYTES } from '../src/http/clientError.js';
+import { MAX_REQUEST_HEAD_BYTES } from '../src/transport/clientError.js';
 import { loadBundledSpec } from '../src/spec.js';
 import { runGate } from './support/gate.js';
 import { startTestServer, type TestServer } from './support/server.js';

@@ -6,7 +6,7 @@
  * import.
  */
 import { refuse } from '../errors/refusal.js';
-import type { Readiness } from '../http/drain.js';
+import type { Readiness } from '../transport/drain.js';
 import type { Exchange } from '../http/exchange.js';
 import { answerJson, type Responder } from '../http/respond.js';
 import type { WebLane } from '../http/web.js';

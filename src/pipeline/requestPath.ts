@@ -2,8 +2,8 @@
  * The request path, top to bottom, in one list (docs/architecture.md draws it, and
  * test/requestPath.test.ts fails when a request visits a stage twice or out of order):
  *
- *   transport        src/http/listen.ts: the listener, connections and their bound, node:http's
- *                    own refusals (src/http/clientError.ts), the drain at shutdown
+ *   transport        src/transport/listen.ts: the listener, connections and their bound, node:http's
+ *                    own refusals (src/transport/clientError.ts), the drain at shutdown
  *   exchange         src/http/exchange.ts: the request id, the body's framing, the log line
  *   [tracing]        src/telemetry/: with OTEL_* only, the whole path runs inside the request's span
  *   [metrics]        src/features/metrics/: with METRICS_PORT only
@@ -36,7 +36,7 @@ import type { Metrics } from '../features/metrics/metrics.js';
 import { metricsStage } from '../features/metrics/stage.js';
 import type { RateLimiter } from '../features/rateLimit/rateLimit.js';
 import { rateLimitStage } from '../features/rateLimit/stage.js';
-import type { Readiness } from '../http/drain.js';
+import type { Readiness } from '../transport/drain.js';
 import { beginExchange, type Exchange } from '../http/exchange.js';
 import { createResponder } from '../http/respond.js';
 import { ResponseChecker, type ContractViolation } from '../http/responseChecker.js';
@@ -75,7 +75,7 @@ export interface AppOptions {
   brownouts?: readonly Brownout[] | undefined;
   /** Each call of a deprecated operation: the server counts them per key and in the metrics. */
   onDeprecatedCall?: DeprecatedCallListener | undefined;
-  /** Shared with the shutdown (src/http/drain.ts): /readyz notes when it was asked, and answers 503 while draining. */
+  /** Shared with the shutdown (src/transport/drain.ts): /readyz notes when it was asked, and answers 503 while draining. */
   readiness?: Readiness | undefined;
   /** OpenTelemetry traces on: each request is served inside its span; undefined: nothing per request. */
   tracing?: RequestTracing | undefined;
@@ -98,7 +98,7 @@ export interface App {
   app: RequestListener;
   /** Responses that broke the contract (only recorded when validateResponses is on). */
   violations: ContractViolation[];
-  /** CORS_ORIGINS set: the CORS headers of an answer to an origin, for node:http's own refusals (src/http/clientError.ts). */
+  /** CORS_ORIGINS set: the CORS headers of an answer to an origin, for node:http's own refusals (src/transport/clientError.ts). */
   corsFor: ((origin: string | undefined) => Record<string, string> | undefined) | undefined;
   /** The stages a request runs through, in order. */
   stages: readonly string[];

@@ -1,5 +1,5 @@
 /**
- * A flood of idle connections cannot starve the server (src/http/connections.ts), against the
+ * A flood of idle connections cannot starve the server (src/transport/connections.ts), against the
  * production server as a child process under a low open-file limit (512, so the flood passes it
  * quickly): the flood opens 2,000 connections that never send a byte, then 1,000 more every second,
  * far past the limit, while ordinary clients send 115 requests, each on a new connection (the hard

@@ -1,5 +1,5 @@
 /**
- * Deploys that drop nothing (issue 33): the drain before a stop (src/http/drain.ts) proved with a
+ * Deploys that drop nothing (issue 33): the drain before a stop (src/transport/drain.ts) proved with a
  * real balancer and real load, against the bundle `npm start` runs.
  *
  * Behind HAProxy: Debian's HAProxy in front of two instances on one PostgreSQL database, checking

@@ -22,7 +22,7 @@
  * `Connection: close`, as keep-alive agents do, so the printed shutdown time includes that.
  *
  * Nothing here asks /readyz, as for a developer's Ctrl-C or a supervisor without a balancer: the
- * server stops at once, without the drain a prober gets (src/http/drain.ts), which `late` proves.
+ * server stops at once, without the drain a prober gets (src/transport/drain.ts), which `late` proves.
  * The drain itself, under load and behind HAProxy: rollingRestart.test.ts.
  *
  * SQLite always; PostgreSQL when DATABASE_URL is set (a database created for the run, dropped after).

@@ -1,4 +1,4 @@
-/** Idempotency-Key records of createPet (src/store/idempotencyKeys.ts). */
+/** Idempotency-Key records of createPet (src/store/idempotency/keys.ts). */
 import { sql } from 'kysely';
 import { bigint, type MigrationUp } from '../migrationSql.js';
 

@@ -6,7 +6,7 @@ import { sql, type Generated, type Kysely, type RawBuilder, type Selectable } fr
 import { JsonText, type Pet, type PetStatus } from '../../schemas.js';
 import { isDatabaseUnavailable } from '../../unavailable.js';
 import { createBatcher } from '../batcher.js';
-import { createKeyRecords, fingerprintOf, KeyRecordedMeanwhile, slotOf, type Claim, type IdempotencyKey, type NewKeyRecord } from '../idempotencyKeys.js';
+import { createKeyRecords, fingerprintOf, KeyRecordedMeanwhile, slotOf, type Claim, type IdempotencyKey, type NewKeyRecord } from '../idempotency/keys.js';
 import { prepare, type Executor } from '../prepared.js';
 import type { ResourceContext } from '../resource.js';
 

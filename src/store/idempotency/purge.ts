@@ -4,7 +4,7 @@
  * nothing costs one indexed lookup, so instances need not take turns).
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 export const KEY_RETENTION_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 10 * 60 * 1000;

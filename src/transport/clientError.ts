@@ -12,7 +12,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../logger.js';
 import { refuse, type Refusal } from '../errors/refusal.js';
-import { SECURITY_HEADERS } from './securityHeaders.js';
+import { SECURITY_HEADERS } from '../http/securityHeaders.js';
 
 /** The request line and headers together, in bytes; over it, node:http's parser refuses with a 431. */
 export const MAX_REQUEST_HEAD_BYTES = 16 * 1024;

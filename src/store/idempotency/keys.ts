@@ -5,8 +5,8 @@
  */
 import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { prepare, type Executor } from './prepared.js';
-import type { Database, Dialect } from './schema.js';
+import { prepare, type Executor } from '../prepared.js';
+import type { Database, Dialect } from '../schema.js';
 
 /**
  * An `Idempotency-Key` as sent (spec: IdempotencyKey) and whose it is: keys belong to the API key
