@@ -7,12 +7,12 @@
 import type { operations } from '../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
 import { errorResult } from './errors/refusal.js';
-import type { JsonText, Upload } from './schemas.js';
+import { BinaryBody, type JsonText, type Upload } from './schemas.js';
 import type { Stores } from '../generated/stores.js';
 
 // Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts
 // and the error catalog (./errors/) is passed on.
-export { errorResult };
+export { BinaryBody, errorResult };
 export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, Schemas, Upload } from './schemas.js';
 
 export type OperationId = keyof operations;
@@ -20,7 +20,6 @@ export type OperationId = keyof operations;
 type Parameters<O extends OperationId> = operations[O]['parameters'];
 type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] extends [undefined] ? Record<string, never> : NonNullable<V>) : Record<string, never>;
 
-type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B : undefined;
 
 /** Where the spec has a binary string (a `Blob` in the generated types, as a browser sends it), a handler has the bytes that arrived. */
 type Received<T> = T extends Blob ? Upload : T extends ReadonlyArray<infer I> ? Received<I>[] : T extends object ? { [K in keyof T]: Received<T[K]> } : T;
@@ -69,9 +68,13 @@ type DeclaredHeaders<R> = R extends { headers: infer H }
 /** Statuses that the spec's `default` Error response covers for a handler. */
 export type DefaultStatus = 501 | 503;
 
+/** What a handler may answer for a declared content: JSON (or text the database serialised), or bytes of a declared binary media type. */
+type Answered<C> = { [M in keyof C]: M extends 'application/json' | `${string}+json` ? C[M] | JsonText<C[M]> : BinaryBody<Carried<M & string>> }[keyof C];
+type AnswerBody<R> = R extends { content: infer C } ? Answered<C> : undefined;
+
 type ResultFor<R, S> = {
   status: S;
-  body: JsonContent<R> | (JsonContent<R> extends undefined ? never : JsonText<JsonContent<R>>);
+  body: AnswerBody<R>;
 } & (keyof DeclaredHeaders<R> extends never ? { headers?: undefined } : { headers: DeclaredHeaders<R> });
 
 type Responses<O extends OperationId> = operations[O]['responses'];

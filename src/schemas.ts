@@ -33,6 +33,18 @@ export interface Upload {
 }
 
 /**
+ * Bytes a handler answers (an image, a file), with the media type the spec declares for that
+ * status; the server sets Content-Type and Content-Length from it, and tags it like any other
+ * answer of a conditional read.
+ */
+export class BinaryBody<M extends string = string> {
+  constructor(
+    readonly bytes: Buffer,
+    readonly mediaType: M,
+  ) {}
+}
+
+/**
  * A body the database already serialised (a page of pets as `json_group_array`/`json_agg`): sent
  * as it is, never parsed and serialised again. `T` is what the text holds, so the handler map
  * still checks it against the spec; in test and dev the response check parses and validates it.

@@ -201,7 +201,7 @@ describe('redocly.yaml rules', () => {
     },
     {
       name: 'h. an application/xml 200 response on getPet',
-      rule: 'animal-store/response-json',
+      rule: 'animal-store/response-media-type',
       pointer: '#/paths/~1pets~1{petId}/get/responses/200/content/application~1xml',
       from: "            application/json:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n",
       to: "            application/xml:\n              schema:\n                $ref: '#/components/schemas/Pet'\n              examples:\n                found:\n",
@@ -449,7 +449,7 @@ describe('a newcomer pastes the Petstore store operations', () => {
     expect(new Set(problems.map((p) => p.ruleId))).toEqual(
       new Set([
         'animal-store/request-body-media-type',
-        'animal-store/response-json',
+        'animal-store/response-media-type',
         'animal-store/error-response-body',
         'animal-store/operation-400-response',
         'animal-store/operation-401-response',

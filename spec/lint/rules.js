@@ -146,7 +146,8 @@ function RequestBodyMediaType() {
   };
 }
 
-function ResponseJson() {
+/** Response bodies the server writes: JSON (and every `+json` type), or bytes a handler answers (a binary string). */
+function ResponseMediaType() {
   return {
     Root: {
       enter(root, ctx) {
@@ -156,12 +157,18 @@ function ResponseJson() {
           for (const [status, rawResponse] of Object.entries(operation.responses)) {
             const response = deref(ctx, rawResponse, location.child(['responses', status]));
             if (!isObject(response.node) || !isObject(response.node.content)) continue;
-            for (const mediaType of Object.keys(response.node.content)) {
-              if (mediaType === JSON_MEDIA_TYPE) continue;
+            for (const [mediaType, media] of Object.entries(response.node.content)) {
+              const at = response.location.child(['content', mediaType]);
+              const kind = bodyKindOf(mediaType);
+              if (kind === 'json') continue;
+              const schema = isObject(media) ? deref(ctx, media.schema, at.child(['schema'])).node : undefined;
+              if (kind === 'raw' && isBinarySchema(schema)) continue;
               problems.add(
-                response.location.child(['content', mediaType]).key(),
+                at.key(),
                 label,
-                `response ${status} has media type ${code(mediaType)}: the server writes only ${JSON_MEDIA_TYPE} bodies (a response without content, such as a 204, is fine).`,
+                kind === 'raw'
+                  ? `response ${status} has media type ${code(mediaType)} with a schema that is not bytes: the server writes ${JSON_MEDIA_TYPE} (and +json) bodies, or bytes a handler answers (a schema with \`type: string\` and \`format: binary\`); a response without content, such as a 204, is fine.`
+                  : `response ${status} has media type ${code(mediaType)}: the server writes ${JSON_MEDIA_TYPE} (and +json) bodies or bytes, never forms; a response without content, such as a 204, is fine.`,
               );
             }
           }
@@ -888,7 +895,7 @@ export default function animalStorePlugin() {
     rules: {
       oas3: {
         'request-body-media-type': RequestBodyMediaType,
-        'response-json': ResponseJson,
+        'response-media-type': ResponseMediaType,
         'parameter-parseable': ParameterParseable,
         'security-scheme-supported': SecuritySchemeSupported,
         'operation-401-response': Operation401Response,

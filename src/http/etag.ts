@@ -9,16 +9,17 @@
  * that gains a pet, a pet that changes, or a page whose `Link` appears gets a new tag, and no
  * server-side cache or version counter can go stale. Cost: one SHA-256 of the body (crypto.hash, one call).
  */
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /** Cache-Control of a tagged answer: a browser may keep it but must ask every time (and can then send If-None-Match). */
 export const REVALIDATE = 'private, no-cache';
 
-/** The strong entity tag of an answer: its body text and the headers its handler set, in order. */
-export function entityTag(text: string, headers: Readonly<Record<string, string>>): string {
-  let input = text;
+/** The strong entity tag of an answer: its body (JSON text, or bytes) and the headers its handler set, in order. */
+export function entityTag(body: string | Buffer, headers: Readonly<Record<string, string>>): string {
+  let input = '';
   for (const name in headers) input += `\n${name}: ${headers[name] as string}`;
-  return `"${hash('sha256', input, 'base64url').slice(0, 22)}"`;
+  if (typeof body === 'string') return `"${hash('sha256', body + input, 'base64url').slice(0, 22)}"`;
+  return `"${createHash('sha256').update(body).update(input).digest('base64url').slice(0, 22)}"`;
 }
 
 const SPACE = 0x20;

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Operation } from 'openapi-backend';
 import type { Logger } from '../logger.js';
-import { JsonText } from '../schemas.js';
+import { BinaryBody, JsonText } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { answerAfterBody } from './body.js';
 import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
@@ -22,6 +22,11 @@ const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
   .filter(([name]) => name !== 'Cache-Control')
   .flat();
 const NO_STORE = SECURITY_HEADERS['Cache-Control'] as string;
+/**
+ * The CSP of bytes a handler answers (an image, a file): opened as a page, by a link or a
+ * browser's guess, it runs nothing and reaches nothing (nosniff already keeps its media type).
+ */
+const SANDBOXED = `${SECURITY_HEADERS['Content-Security-Policy'] as string}; sandbox`;
 
 /**
  * The headers every answer of the exchange starts with, as a flat list (name, value, …) for one
@@ -79,6 +84,11 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
   // A response the spec declares without content (204, say): no body, no media type.
   if (body === undefined) {
     res.writeHead(status, headers).end();
+    return;
+  }
+  if (body instanceof BinaryBody) {
+    headers.push('Content-Type', body.mediaType, 'Content-Length', String(body.bytes.length));
+    res.writeHead(status, headers).end(body.bytes);
     return;
   }
   const text = body instanceof JsonText ? body.text : JSON.stringify(body);
@@ -172,18 +182,20 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
   const answer: Responder['answer'] = (exchange, { status, body, headers = {} }) => {
     const { operationId } = exchange;
     if (status !== 200 || operationId === undefined || !conditional.has(operationId)) {
-      deliver(exchange, status, body, headers);
+      deliver(exchange, status, body, body instanceof BinaryBody ? { ...headers, 'Content-Security-Policy': SANDBOXED } : headers);
       return;
     }
-    const text = body instanceof JsonText ? body.text : JSON.stringify(body);
+    const binary = body instanceof BinaryBody ? body : undefined;
+    const text = binary !== undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body);
     // The handler's headers are part of what the tag covers; the answer's copy gains the tag.
-    const etag = entityTag(text, headers);
+    const etag = entityTag(binary?.bytes ?? text ?? '', headers);
     const tagged: Record<string, string> = {};
     for (const name in headers) tagged[name] = headers[name] as string;
     tagged.ETag = etag;
+    if (binary !== undefined) tagged['Content-Security-Policy'] = SANDBOXED;
     const ifNoneMatch = exchange.req.headers['if-none-match'];
     if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) deliver(exchange, 304, undefined, tagged, REVALIDATE);
-    else deliver(exchange, 200, new JsonText(text), tagged, REVALIDATE);
+    else deliver(exchange, 200, binary ?? new JsonText(text ?? ''), tagged, REVALIDATE);
   };
   /** What a thrown value that is not a Refusal is answered with; logged, since it is the server's failure. */
   const refusalFor = (exchange: Exchange, error: unknown): Refusal => {

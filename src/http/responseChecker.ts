@@ -1,8 +1,9 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenAPIBackend } from 'openapi-backend';
 import type { Logger } from '../logger.js';
-import { JsonText } from '../schemas.js';
+import { BinaryBody, JsonText } from '../schemas.js';
 import type { OpenApiDocument } from '../spec.js';
+import { inRange, kindOf } from './bodies/mediaType.js';
 import { newAjv } from './validation.js';
 
 /** Ajv's errors as a reader wants them: `<where> <what>` each, not the error objects' JSON. */
@@ -97,10 +98,18 @@ export class ResponseChecker {
       if (!statuses?.has(String(status)) && !statuses?.has('default')) problems.push(`${where}: the spec declares no ${status} (nor a default) for ${operationId}: declare it in spec/openapi.yaml, or answer one of ${[...(statuses ?? [])].join(', ')}`);
       // A response declared without content (a 204) is sent without a body; openapi-backend's
       // validator for it would want `null`.
-      const declaresContent = this.declaredResponse(operationId, status)?.content !== undefined;
+      const content = this.declaredResponse(operationId, status)?.content as Record<string, unknown> | undefined;
+      const declaresContent = content !== undefined;
+      const mediaTypes = Object.keys(content ?? {});
       if (body === undefined) {
         if (declaresContent) problems.push(`${where}: no body, but the spec declares content for this status: return its body from the handler`);
+      } else if (body instanceof BinaryBody) {
+        // Bytes: their media type is what the contract promises; a binary string's schema says nothing more of them.
+        if (!mediaTypes.some((range) => inRange(body.mediaType, range.toLowerCase()))) {
+          problems.push(`${where}: the body is ${body.mediaType}, which the spec does not declare for this status (${mediaTypes.join(', ') || 'no content'}): declare it under \`content\`, or answer one of those`);
+        }
       } else {
+        if (declaresContent && !mediaTypes.some((type) => kindOf(type.toLowerCase()) === 'json')) problems.push(`${where}: a JSON body was sent, but the spec declares ${mediaTypes.join(', ')} for this status: answer a BinaryBody of one of them`);
         const bodyResult = this.backend.validateResponse(body, operationId, status);
         if (bodyResult.errors) problems.push(`${where}: the body does not match the spec's schema: ${ajvText(bodyResult.errors)}`);
         if (!declaresContent) problems.push(`${where}: a body was sent, but the spec declares no content for this status: declare \`content: application/json\` with a schema (an Error one for a 4xx or 5xx), or answer without a body`);
