@@ -1,7 +1,9 @@
 /**
- * The sandbox's throwaway store (scripts/sandbox.ts): puts the seed animals back, with the ids
- * they have in the contract's examples, after deleting every animal and every Idempotency-Key
- * record. SQLite only: the sandbox never runs on PostgreSQL (it refuses DATABASE_URL).
+ * The sandbox's throwaway store (scripts/sandbox.ts): empties every resource's tables (whatever
+ * src/store/resources/ holds, a resource added later too) and every Idempotency-Key record, then
+ * puts the seed animals back with the ids they have in the contract's examples. The server's own
+ * tables stay: API keys, secrets, the record of deprecated calls, the migrations. SQLite only: the
+ * sandbox never runs on PostgreSQL (it refuses DATABASE_URL).
  */
 import { sql } from 'kysely';
 import type { Pet } from '../schemas.js';
@@ -16,9 +18,12 @@ export interface SandboxSeeds {
 }
 
 export interface SandboxStore {
-  /** Deletes every animal and Idempotency-Key record and stores the seeds again; ids of later creates continue after the seeds'. Returns the animals stored. */
+  /** Empties every resource and the Idempotency-Key records and stores the seeds again; ids of later creates continue after the seeds'. Returns the animals stored. */
   reset(): Promise<number>;
 }
+
+/** The server's own tables (migrations 0002, 0003, 0005, Kysely's), which a reset keeps. */
+const KEPT = new Set(['api_keys', 'server_secrets', 'deprecated_calls', 'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence']);
 
 export function createSandboxStore(database: DatabaseHandle, seeds: SandboxSeeds): SandboxStore {
   if (database.dialect !== 'sqlite') throw new Error('the sandbox store is SQLite only');
@@ -27,11 +32,15 @@ export function createSandboxStore(database: DatabaseHandle, seeds: SandboxSeeds
     reset: () =>
       db.transaction().execute(async (trx) => {
         const createdAt = new Date().toISOString();
-        await trx.deleteFrom('pets').execute();
-        // A key recorded before the reset would replay a pet that no longer exists.
-        await trx.deleteFrom('idempotency_keys').execute();
-        // Ids start again from the seeds: AUTOINCREMENT keeps its high-water mark in sqlite_sequence.
-        await sql`delete from sqlite_sequence where name = 'pets'`.execute(trx);
+        // Every table but the server's own: each resource's, and the Idempotency-Key records (one
+        // recorded before the reset would replay an answer about a row that no longer exists).
+        const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(trx);
+        const emptied = rows.map((row) => row.name).filter((name) => !KEPT.has(name));
+        // A resource whose table references another's (an order's pet) is emptied in any order: checked at commit.
+        await sql`pragma defer_foreign_keys = on`.execute(trx);
+        for (const name of emptied) await sql`delete from ${sql.table(name)}`.execute(trx);
+        // Ids start again: AUTOINCREMENT keeps its high-water mark in sqlite_sequence.
+        for (const name of emptied) await sql`delete from sqlite_sequence where name = ${name}`.execute(trx);
         for (const pet of seeds.pets) {
           await trx.insertInto('pets').values({ id: pet.id, name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: createdAt }).execute();
         }
