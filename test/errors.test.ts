@@ -7,6 +7,7 @@ import { createCursorCodec } from '../src/cursor.js';
 import { createApp, type App } from '../src/pipeline/requestPath.js';
 import { createLogger } from '../src/logger.js';
 import { loadBundledSpec } from '../src/spec.js';
+import { inProcessFetch, type InProcessFetch } from './support/inject.js';
 import { describeEachTarget } from './support/server.js';
 
 describeEachTarget('every error is an Error body', (t) => {
@@ -76,8 +77,8 @@ describeEachTarget('every error is an Error body', (t) => {
   });
 });
 
-/** The app alone, without a database, on an ephemeral port, accepting one key; `options` replace the defaults. */
-async function listenApp(key: string, options: Partial<Parameters<typeof createApp>[0]>): Promise<{ app: App; base: string; close(): Promise<void> }> {
+/** The app alone, without a database or a socket (in process: nothing here is about the network), accepting one key; `options` replace the defaults. */
+async function listenApp(key: string, options: Partial<Parameters<typeof createApp>[0]>): Promise<{ app: App; request: InProcessFetch; close(): Promise<void> }> {
   const app = createApp({
     document: loadBundledSpec(),
     handlers,
@@ -89,16 +90,14 @@ async function listenApp(key: string, options: Partial<Parameters<typeof createA
     docsFile: '/nonexistent/index.html',
     ...options,
   });
-  const server = createServer(app.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { app, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { app, request: inProcessFetch(app.app), close: () => Promise.resolve() };
 }
 
 /** A server whose store fails in a chosen way: the only way to reach 500 and 503 on purpose. */
 describe('unexpected failures', () => {
   let failure: Error = new Error('boom');
   let app: App;
-  let base = '';
+  let request: InProcessFetch = () => Promise.reject(new Error('not started'));
   let close = () => Promise.resolve();
   const logs: string[] = [];
   // Every method of every store fails, stores and methods added later too: neither needs an edit here.
@@ -106,7 +105,7 @@ describe('unexpected failures', () => {
   const failing = Object.fromEntries(Object.keys(resources).map((name) => [name, failingStore])) as Stores;
 
   beforeAll(async () => {
-    ({ app, base, close } = await listenApp(`ask_${'k'.repeat(43)}`, {
+    ({ app, request, close } = await listenApp(`ask_${'k'.repeat(43)}`, {
       deps: { ...failing, cursors: createCursorCodec('test'), basePath: '/v1' },
       ping: () => Promise.reject(failure),
       logger: createLogger('info', { write: (line: string) => logs.push(line) }),
@@ -114,7 +113,7 @@ describe('unexpected failures', () => {
     }));
   });
   afterAll(() => close());
-  const get = (path: string) => fetch(`${base}${path}`, { headers: { Authorization: `Bearer ask_${'k'.repeat(43)}` } });
+  const get = (path: string) => request(`${path}`, { headers: { Authorization: `Bearer ask_${'k'.repeat(43)}` } });
 
   it('500 internal_error: logged with the request id; no stack or SQL in the body', async () => {
     failure = new Error('SQLITE_ERROR: near "selec": syntax error in select * from pets');
@@ -135,13 +134,18 @@ describe('unexpected failures', () => {
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ code: 'service_unavailable', status: 503 });
     expect(response.headers.get('sunset')).not.toBeNull();
-    expect((await fetch(`${base}/readyz`)).status).toBe(503);
-    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await request(`/readyz`)).status).toBe(503);
+    expect((await request(`/healthz`)).status).toBe(200);
     expect(app.violations).toEqual([]);
   });
 
   it('GET /docs before the docs are built is a 404 Error that says how to build them', async () => {
-    const response = await fetch(`${base}/docs`);
+    // Over a socket: Express (the lane outside the API) swaps the response's prototype, and with it
+    // the capture an in-process request relies on.
+    const server = createServer(app.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/docs`);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ code: 'not_found', message: expect.stringContaining('npm run docs') });
   });
@@ -149,19 +153,19 @@ describe('unexpected failures', () => {
 
 /** Every answer is written with one flat header list: a handler's header that names one of the exchange's replaces it. */
 describe('an answer that sets one of the exchange headers', () => {
-  let base = '';
+  let request: InProcessFetch = () => Promise.reject(new Error('not started'));
   let close = () => Promise.resolve();
   const key = `ask_${'h'.repeat(43)}`;
 
   beforeAll(async () => {
     // A spec whose getPet declared these headers would type this handler; this one is cast instead.
     const getPet = (async () => ({ status: 200, body: { id: 1, name: 'Rex', categoryId: 1, status: 'available' }, headers: { 'cache-control': 'max-age=60', 'X-Request-Id': 'from-the-handler' } })) as unknown as typeof handlers.getPet;
-    ({ base, close } = await listenApp(key, { handlers: { ...handlers, getPet } }));
+    ({ request, close } = await listenApp(key, { handlers: { ...handlers, getPet } }));
   });
   afterAll(() => close());
 
   it('is sent once, with the handler’s value, whatever its case', async () => {
-    const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
+    const response = await request(`/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
     // fetch joins a repeated header with ", ": a single value means a single header.
     expect(response.headers.get('x-request-id')).toBe('from-the-handler');
@@ -174,7 +178,7 @@ describe('an answer that sets one of the exchange headers', () => {
 /** In test and dev the response check says what broke and what to change, in the log and in the 500 that replaces the answer. */
 describe('an answer that breaks the contract', () => {
   let app: App;
-  let base = '';
+  let request: InProcessFetch = () => Promise.reject(new Error('not started'));
   let close = () => Promise.resolve();
   const key = `ask_${'c'.repeat(43)}`;
   const logs: string[] = [];
@@ -182,12 +186,12 @@ describe('an answer that breaks the contract', () => {
   beforeAll(async () => {
     // What a Petstore-style handler answers for "not found": a 404 with no body.
     const getPet = (async () => ({ status: 404, body: undefined })) as unknown as typeof handlers.getPet;
-    ({ app, base, close } = await listenApp(key, { handlers: { ...handlers, getPet }, logger: createLogger('error', { write: (line: string) => logs.push(line) }), validateResponses: true }));
+    ({ app, request, close } = await listenApp(key, { handlers: { ...handlers, getPet }, logger: createLogger('error', { write: (line: string) => logs.push(line) }), validateResponses: true }));
   });
   afterAll(() => close());
 
   it('names the operation, the status, the missing Error body and the fix', async () => {
-    const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
+    const response = await request(`/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
     expect(response.status).toBe(500);
     const body = (await response.json()) as { message: string };
     expect(body.message).toContain('getPet 404: the body is not an Error body of the contract');
@@ -200,7 +204,7 @@ describe('an answer that breaks the contract', () => {
 
 /** A result the answer cannot be written from (a body JSON cannot serialise) is a logged 500, and the server serves on. */
 describe('an answer that cannot be written', () => {
-  let base = '';
+  let request: InProcessFetch = () => Promise.reject(new Error('not started'));
   let close = () => Promise.resolve();
   const key = `ask_${'w'.repeat(43)}`;
   const logs: string[] = [];
@@ -208,13 +212,13 @@ describe('an answer that cannot be written', () => {
   beforeAll(async () => {
     // JSON.stringify throws on a BigInt: the throw comes from the answer, after the handler settled.
     const getPet = (async () => ({ status: 200, body: { id: 1n } })) as unknown as typeof handlers.getPet;
-    ({ base, close } = await listenApp(key, { handlers: { ...handlers, getPet }, logger: createLogger('error', { write: (line: string) => logs.push(line) }) }));
+    ({ request, close } = await listenApp(key, { handlers: { ...handlers, getPet }, logger: createLogger('error', { write: (line: string) => logs.push(line) }) }));
   });
   afterAll(() => close());
 
   it('is answered 500 with an Error body, and the next request is served', async () => {
     for (let i = 0; i < 2; i++) {
-      const response = await fetch(`${base}/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
+      const response = await request(`/v1/pets/1`, { headers: { Authorization: `Bearer ${key}` } });
       expect(response.status).toBe(500);
       expect(await response.json()).toMatchObject({ status: 500, code: 'internal_error' });
     }

@@ -2,12 +2,15 @@
  * The request path without a socket, as `fastify.inject`, Go's `httptest` or Hono's
  * `app.request` test theirs: light-my-request (Fastify's own) hands the listener a real
  * IncomingMessage and ServerResponse and collects the answer. For the logic of the stages and
- * handlers; the transport (connections, the parser's refusals, draining) keeps its real servers.
+ * handlers; the transport (connections, the parser's refusals, draining) keeps its real servers,
+ * and so does the lane outside the API: Express swaps the response's prototype, and with it the
+ * capture light-my-request relies on (the status arrives, the body does not).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { RequestListener } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject as lightInject, type InjectOptions, type Response } from 'light-my-request';
+import { inject as lightInject, type InjectOptions, type Response as InjectResponse } from 'light-my-request';
 import { handlers } from '../../generated/handlers.js';
 import { openStores } from '../../generated/stores.js';
 import { createCursorCodec } from '../../src/cursor.js';
@@ -22,7 +25,7 @@ export interface Injectable {
   app: App;
   database: DatabaseHandle;
   /** One request through the whole list of stages; `auth: false` sends no key. */
-  inject(options: InjectOptions & { auth?: boolean }): Promise<Response>;
+  inject(options: InjectOptions & { auth?: boolean }): Promise<InjectResponse>;
   close(): Promise<void>;
 }
 
@@ -52,5 +55,19 @@ export async function injectable(options: Partial<AppOptions> = {}): Promise<Inj
       await database.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A fetch over the listener in process: the same Response a test would read from a socket. */
+export type InProcessFetch = (path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<Response>;
+
+export function inProcessFetch(listener: RequestListener): InProcessFetch {
+  return async (path, init = {}) => {
+    const method = init.method ?? 'GET';
+    const answer = await lightInject(listener, { method, url: path, headers: init.headers ?? {}, ...(init.body === undefined ? {} : { payload: init.body }) });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) for (const one of [value].flat()) headers.append(name, String(one));
+    const bodiless = answer.statusCode === 204 || answer.statusCode === 304 || method === 'HEAD';
+    return new Response(bodiless ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, headers });
   };
 }
