@@ -16,6 +16,7 @@ import { createAnimalStoreClient, nextLink, type AnimalStoreClient, type NewPet,
 import type { Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import type { OpenApiDocument } from '../../src/spec.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
 import { startPglite } from './pglite.js';
@@ -129,10 +130,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 /** `logger`: where the server logs (a test reading its lines); by default stdout at the config's level. */
-export async function startTestServer(target: Target, overrides: Partial<Config> = {}, options: { logger?: Logger } = {}): Promise<TestServer> {
+export async function startTestServer(target: Target, overrides: Partial<Config> = {}, options: { logger?: Logger; document?: OpenApiDocument } = {}): Promise<TestServer> {
   const storage = await openTestStorage(target);
   const config = testConfig(overrides);
-  const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel), database: storage.database, bootstrapKey: false });
+  const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel), database: storage.database, bootstrapKey: false, document: options.document });
   const { key } = await server.keys.create('test');
   await server.keyCache.refresh();
   const api = `${server.origin}${server.basePath}`;
