@@ -46,9 +46,10 @@ function withBodyKinds(): OpenApiDocument {
           photo: { type: 'string', format: 'binary', maxLength: 64 },
           notes: { type: 'string', format: 'binary', maxLength: 1024 },
           count: { type: 'integer', minimum: 1, maximum: 9 },
+          meta: { type: 'object', additionalProperties: false, properties: { color: { type: 'string', maxLength: 10 }, age: { type: 'integer' } } },
         },
       },
-      encoding: { photo: { contentType: 'image/png, image/jpeg' } },
+      encoding: { photo: { contentType: 'image/png, image/jpeg' }, meta: { contentType: 'application/json' } },
     },
   });
   document.paths['/examples/raw'] = operation('rawExample', { 'image/*': { schema: { type: 'string', format: 'binary', maxLength: 2048 } } });
@@ -127,6 +128,18 @@ describe('multipart/form-data with two files and a typed field', () => {
         notes: { upload: true, size: 10, mediaType: 'text/plain', fileName: 'notes.txt', sha: sha(Buffer.from('likes naps')) },
       },
     });
+  });
+  it('a field whose encoding is JSON is parsed as JSON (as text, or as a part with a filename, as a browser sends a Blob) and never coerced', async () => {
+    for (const meta of [{ name: 'meta', value: '{"color":"ginger","age":3}' }, { name: 'meta', fileName: 'blob', type: 'application/json', value: '{"color":"ginger","age":3}' }]) {
+      const { payload, headers } = multipart([{ name: 'count', value: '1' }, { name: 'photo', fileName: 'p.png', type: 'image/png', value: PNG }, meta]);
+      const response = await post('/examples/upload', payload, headers);
+      expect(response.statusCode, response.body).toBe(200);
+      expect(json(response)).toMatchObject({ body: { meta: { color: 'ginger', age: 3 } } });
+    }
+    const notJson = multipart([{ name: 'count', value: '1' }, { name: 'photo', fileName: 'p.png', type: 'image/png', value: PNG }, { name: 'meta', value: '{"color":' }]);
+    expect(json(await post('/examples/upload', notJson.payload, notJson.headers))).toMatchObject({ status: 400, details: [{ field: 'meta', message: 'is not valid JSON (its encoding is application/json)' }] });
+    const uncoerced = multipart([{ name: 'count', value: '1' }, { name: 'photo', fileName: 'p.png', type: 'image/png', value: PNG }, { name: 'meta', value: '{"age":"3"}' }]);
+    expect(json(await post('/examples/upload', uncoerced.payload, uncoerced.headers))).toMatchObject({ status: 400, details: [{ field: 'meta.age' }] });
   });
   it('a required file part missing: 400 naming it', async () => {
     const { payload, headers } = multipart([{ name: 'count', value: '2' }]);

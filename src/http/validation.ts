@@ -74,20 +74,29 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
 }
 
 /**
- * The schema a multipart body's fields are checked against: its file parts (binary strings) are
- * Uploads by then, whose bytes and media type the reader checked; they must be there if
- * required, and nothing more is asked of them here.
+ * The schemas a multipart body is checked against, in two parts: its text fields (coerced, as
+ * text on the wire is), with its file parts (Uploads by then, whose bytes and media type the
+ * reader checked) and its JSON fields left out; and its JSON fields (`encoding.contentType:
+ * application/json`), parsed by the reader and never coerced. `required` stays in the first: a
+ * file or JSON field must be there.
  */
-function withFilesAsUploads(schema: Schema): Schema {
+function splitMultipart(declared: DeclaredBody, schema: Schema): { fields: Schema; json: Schema | undefined } {
   const properties = schema.properties as Record<string, Schema> | undefined;
-  if (properties === undefined) return schema;
-  const replaced: Record<string, unknown> = {};
+  if (properties === undefined) return { fields: schema, json: undefined };
+  const fields: Record<string, unknown> = {};
+  const json: Record<string, unknown> = {};
   for (const [name, property] of Object.entries(properties)) {
     const items = property.type === 'array' ? property.items : undefined;
-    replaced[name] = isBinary(property) ? {} : isBinary(items) ? { ...property, items: {} } : property;
+    if (declared.parts.get(name)?.json) {
+      fields[name] = {};
+      json[name] = property;
+    } else fields[name] = isBinary(property) ? {} : isBinary(items) ? { ...property, items: {} } : property;
   }
-  return { ...schema, properties: replaced };
+  return { fields: { ...schema, properties: fields }, json: Object.keys(json).length === 0 ? undefined : { type: 'object', properties: json } };
 }
+
+let jsonBodies: Ajv2020 | undefined;
+let textFields: Ajv2020 | undefined;
 
 function fieldsAjv(): Ajv2020 {
   const ajv = newAjv({ useDefaults: true, coerceTypes: true });
@@ -95,29 +104,35 @@ function fieldsAjv(): Ajv2020 {
   return ajv;
 }
 
-let jsonBodies: Ajv2020 | undefined;
-let textFields: Ajv2020 | undefined;
-const bodyValidators = new WeakMap<DeclaredBody, ValidateFunction | null>();
+/** Validates `{ requestBody }` in place (coerced, defaulted), as openapi-backend's does, so the errors read the same (detailsOf). */
+type BodyCheck = (wrapped: { requestBody: unknown }) => ErrorObject[];
+const bodyChecks = new WeakMap<DeclaredBody, BodyCheck | null>();
+
+const wrap = (schema: Schema) => ({ type: 'object', required: ['requestBody'], properties: { requestBody: schema } });
+const checkWith = (validate: ValidateFunction): BodyCheck => (wrapped) => (validate(wrapped) ? [] : [...(validate.errors ?? [])]);
 
 /**
- * The validator of a body other than `application/json` (openapi-backend validates that one, as
- * it compiles one body schema per operation): a `+json` body as JSON is, never coerced; a form's
- * or a multipart body's fields coerced by their schema, as parameters are (they are text on the
- * wire). Undefined for a raw body: its bytes were bounded as they were read. It validates
- * `{ requestBody }`, as openapi-backend's does, so its errors read the same (detailsOf).
+ * The check of a body other than `application/json` (openapi-backend validates that one, as it
+ * compiles one body schema per operation): a `+json` body as JSON is, never coerced; a form's or
+ * a multipart body's text fields coerced by their schema, as parameters are (they are text on the
+ * wire), its JSON fields as JSON. Undefined for a raw body: its bytes were bounded as they were read.
  */
-export function bodyValidator(declared: DeclaredBody): ValidateFunction | undefined {
-  let validate = bodyValidators.get(declared);
-  if (validate === undefined) {
+export function bodyCheck(declared: DeclaredBody): BodyCheck | undefined {
+  let check = bodyChecks.get(declared);
+  if (check === undefined) {
     const { kind, schema } = declared;
-    if (kind === 'raw' || schema === undefined) validate = null;
+    if (kind === 'raw' || schema === undefined) check = null;
+    else if (kind === 'json') check = checkWith((jsonBodies ??= newAjv({ useDefaults: true })).compile(wrap(schema)));
+    else if (kind === 'form') check = checkWith((textFields ??= fieldsAjv()).compile(wrap(schema)));
     else {
-      const ajv = kind === 'json' ? (jsonBodies ??= newAjv({ useDefaults: true })) : (textFields ??= fieldsAjv());
-      validate = ajv.compile({ type: 'object', required: ['requestBody'], properties: { requestBody: kind === 'multipart' ? withFilesAsUploads(schema) : schema } });
+      const parts = splitMultipart(declared, schema);
+      const fields = checkWith((textFields ??= fieldsAjv()).compile(wrap(parts.fields)));
+      const json = parts.json && checkWith((jsonBodies ??= newAjv({ useDefaults: true })).compile(wrap(parts.json)));
+      check = json === undefined ? fields : (wrapped) => [...fields(wrapped), ...json(wrapped)];
     }
-    bodyValidators.set(declared, validate);
+    bodyChecks.set(declared, check);
   }
-  return validate ?? undefined;
+  return check ?? undefined;
 }
 
 // The contract's ErrorDetail has no `cookie`: a cookie is a request header, and its field says which.

@@ -3,14 +3,14 @@
  * in place: parameters are converted to their types and defaults are filled in, so the handler
  * gets what the spec declares. openapi-backend compiles one body schema per operation, its
  * `application/json` one; a body of any other media type is checked against its own schema
- * (bodyValidator: a `+json` body as JSON, a form's or multipart body's fields coerced as text).
+ * (bodyCheck: a `+json` body as JSON, a form's or multipart body's text fields coerced as text).
  * A request that breaks the contract is a 400 naming each field.
  */
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import type { Detail } from '../errors/catalog.js';
 import { invalidFields } from '../errors/refusal.js';
-import { bodyValidator, detailsOf } from '../http/validation.js';
+import { bodyCheck, detailsOf } from '../http/validation.js';
 import type { Stage } from './stage.js';
 
 /** Header details with the names the spec gives them (`Idempotency-Key`): the validators see node:http's lower-case names. */
@@ -38,9 +38,9 @@ export function validateStage(backend: OpenAPIBackend): Stage {
       const value: unknown = request.requestBody;
       request.requestBody = undefined;
       const errors = (validator.validateRequest(request, operation, request).errors ?? []).filter((error) => !isBodyRequired(error));
-      const validate = bodyValidator(declaredBody);
+      const check = bodyCheck(declaredBody);
       const wrapped = { requestBody: value };
-      if (validate !== undefined && !validate(wrapped)) errors.push(...(validate.errors ?? []));
+      if (check !== undefined) errors.push(...check(wrapped));
       // Coerced and defaulted in place: a form's "3" is 3 now.
       request.requestBody = wrapped.requestBody;
       if (errors.length > 0) throw invalidFields(spelledAsDeclared(operation, detailsOf(errors)));

@@ -30,6 +30,8 @@ export interface PartRule {
   limit: number;
   /** `encoding.<name>.contentType`: the media types a file part may have; undefined: any. */
   contentTypes: readonly string[] | undefined;
+  /** A field whose encoding is JSON (`contentType: application/json`): its text is parsed as JSON, then validated, never coerced. */
+  json: boolean;
 }
 
 export interface DeclaredBody {
@@ -74,6 +76,7 @@ function partRules(schema: Schema | undefined, encoding: unknown): Map<string, P
       maxItems: array && typeof property.maxItems === 'number' ? Math.min(property.maxItems, MAX_PARTS) : array ? MAX_PARTS : 1,
       limit: binary ? byteLimit(item, MAX_UPLOAD_BYTES) : MAX_BODY_BYTES,
       contentTypes: typeof declared === 'string' ? declared.split(',').map((type) => type.trim().toLowerCase()) : undefined,
+      json: !binary && typeof declared === 'string' && declared.split(',').some((type) => kindOf(type.trim().toLowerCase()) === 'json'),
     });
   }
   return rules;

@@ -6,7 +6,7 @@
  * Content-Length or counted), one part, the number of parts. A malformed body (no boundary, a
  * boundary that never closes, a broken part header), a part without a name, a file where a text
  * field is declared or the reverse: a 400 naming it. A file part whose media type its
- * `encoding.contentType` does not list: a 415.
+ * `encoding.contentType` does not list: a 415. A field whose encoding is JSON is parsed as JSON.
  */
 import busboy from 'busboy';
 import { invalidFields, refuse, type Refusal } from '../../errors/refusal.js';
@@ -21,6 +21,15 @@ function problemOf(message: string): string {
   if (/unexpected end of (form|file)/i.test(message)) return 'it ends before its closing boundary';
   if (/malformed part header/i.test(message)) return 'a part header is malformed';
   return message.replace(/^multipart: /i, '').toLowerCase();
+}
+
+/** A field whose encoding is JSON: its text parsed (a 400 naming it when it is not JSON). */
+function jsonField(name: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalidFields([{ in: 'body', field: name, message: 'is not valid JSON (its encoding is application/json)' }]);
+  }
 }
 
 export function readMultipart(exchange: Exchange, declared: DeclaredBody): Promise<Record<string, unknown>> {
@@ -66,8 +75,9 @@ export function readMultipart(exchange: Exchange, declared: DeclaredBody): Promi
       guard(() => {
         if (!name) throw refuse('validation_failed', 'namelessPart');
         if (info.valueTruncated) throw refuse('payload_too_large', 'part', name, MAX_BODY_BYTES);
-        if (declared.parts.get(name)?.binary) throw invalidFields([{ in: 'body', field: name, message: 'must be a file part (a part with a filename)' }]);
-        fields.add(name, value);
+        const rule = declared.parts.get(name);
+        if (rule?.binary) throw invalidFields([{ in: 'body', field: name, message: 'must be a file part (a part with a filename)' }]);
+        fields.add(name, rule?.json ? jsonField(name, value) : value);
       }),
     );
     parser.on('file', (name, stream, info) => {
@@ -75,7 +85,8 @@ export function readMultipart(exchange: Exchange, declared: DeclaredBody): Promi
       guard(() => {
         if (!name) throw refuse('validation_failed', 'namelessPart');
         const rule = declared.parts.get(name);
-        if (rule !== undefined && !rule.binary) throw invalidFields([{ in: 'body', field: name, message: 'must be a text field, not a file part' }]);
+        // A JSON field may come as a part with a filename: a browser's FormData sends a Blob so.
+        if (rule !== undefined && !rule.binary && !rule.json) throw invalidFields([{ in: 'body', field: name, message: 'must be a text field, not a file part' }]);
         const mediaType = info.mimeType.toLowerCase();
         if (rule?.contentTypes !== undefined && !rule.contentTypes.some((range) => inRange(mediaType, range))) throw refuse('unsupported_media_type', 'partType', name, mediaType, rule.contentTypes);
         const limit = rule?.limit ?? MAX_BODY_BYTES;
@@ -87,7 +98,12 @@ export function readMultipart(exchange: Exchange, declared: DeclaredBody): Promi
           if (size > limit) fail(refuse('payload_too_large', 'part', name, limit));
           else chunks.push(chunk);
         });
-        stream.on('end', () => guard(() => fields.add(name, { bytes: Buffer.concat(chunks, size), size, mediaType, fileName: info.filename })));
+        stream.on('end', () =>
+          guard(() => {
+            const bytes = Buffer.concat(chunks, size);
+            fields.add(name, rule?.json ? jsonField(name, bytes.toString('utf8')) : { bytes, size, mediaType, fileName: info.filename });
+          }),
+        );
       });
       // A refused part is not read, but the parser needs its bytes consumed to go on to the end.
       if (settled) stream.resume();
