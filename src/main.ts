@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
+import { describeLocation, explainDatabaseError } from './store/databaseErrors.js';
 import { exitOnSignals } from './shutdown.js';
 
 let config;
@@ -28,7 +29,13 @@ exitOnSignals(logger, {
   messages: { stopping: 'shutting down: finishing in-flight requests', stopped: 'stopped', failed: 'shutdown failed' },
 });
 const server = await starting.catch((error: unknown) => {
-  logger.fatal({ err: error }, 'could not start');
+  // A database that cannot be used (refused, unknown host, password, TLS, permission, missing) is
+  // an operator's typo or setup, not a bug: one line naming the address and the likely cause,
+  // and the driver's stack only when asked for (LOG_LEVEL=debug or trace).
+  const location = describeLocation(config.databaseUrl, config.sqlitePath);
+  const line = explainDatabaseError(error, location);
+  if (line === undefined) logger.fatal({ err: error }, 'could not start');
+  else logger.fatal({ database: location, ...(logger.isLevelEnabled('debug') ? { err: error } : {}) }, line);
   process.exit(1);
 });
 

@@ -6,10 +6,13 @@ import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { isDatabaseUnavailable } from '../unavailable.js';
+import { redactUrl } from './databaseErrors.js';
 import { migrateToLatest, PostgresDialectWithTransactionLocks } from './migrate.js';
 import { runDirectly } from './prepared.js';
 import type { Database, Dialect } from './schema.js';
 import { withStatementCache } from './statementCache.js';
+
+export { redactUrl };
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -231,14 +234,4 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
   });
   serving = true;
   return handle;
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres (unparseable URL)';
-  }
 }

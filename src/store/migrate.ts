@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Migrator, PostgresAdapter, PostgresDialect, sql, type DialectAdapter, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { DEFAULT_MIGRATION_LOCK_TABLE, DEFAULT_MIGRATION_TABLE, Migrator, PostgresAdapter, PostgresDialect, sql, type DialectAdapter, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { migrations } from '../../generated/migrations.js';
 import type { Dialect } from './schema.js';
 
@@ -49,6 +49,28 @@ export class PostgresDialectWithTransactionLocks extends PostgresDialect {
   }
 }
 
+/**
+ * The Migrator's own two tables, made as it makes them (kysely 0.28), before it looks for them.
+ * Left to the Migrator inside this transaction, a failed create (no CREATE permission on the
+ * schema) is followed by its own check whether the table exists, which the aborted transaction
+ * refuses, so the error shown would be "current transaction is aborted" instead of the cause.
+ * Instances are kept apart by the lock taken before this, so `if not exists` suffices.
+ */
+async function createMigratorTables(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable(DEFAULT_MIGRATION_TABLE)
+    .ifNotExists()
+    .addColumn('name', 'varchar(255)', (col) => col.notNull().primaryKey())
+    .addColumn('timestamp', 'varchar(255)', (col) => col.notNull())
+    .execute();
+  await db.schema
+    .createTable(DEFAULT_MIGRATION_LOCK_TABLE)
+    .ifNotExists()
+    .addColumn('id', 'varchar(255)', (col) => col.notNull().primaryKey())
+    .addColumn('is_locked', 'integer', (col) => col.notNull().defaultTo(0))
+    .execute();
+}
+
 /** What Kysely's Migrator applied, or its error thrown. */
 async function applyAll(migrator: Migrator): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
@@ -77,6 +99,7 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
     await sql`begin`.execute(connection);
     try {
       await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK)})`.execute(connection);
+      await createMigratorTables(connection);
       const applied = await applyAll(new Migrator({ db: connection, provider, disableTransactions: true }));
       await sql`commit`.execute(connection);
       return applied;

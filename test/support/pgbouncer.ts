@@ -46,18 +46,20 @@ const quoted = (text: string) => `"${text.replaceAll('"', '""')}"`;
 export interface PgbouncerOptions {
   /** Server connections per database and user (`default_pool_size`): a handful, so clients share them. */
   poolSize?: number;
+  /** Clients must log in with this password (`auth_type = md5`); unset: `trust`. */
+  clientPassword?: string;
 }
 
 /**
  * PgBouncer forwarding every database name to `upstreamUrl`'s server (`* =` fallback), with
  * `auth_type = trust` for the URL's user (a password in the URL is kept in the userlist and used
- * towards the server). Transaction mode, Debian's defaults otherwise: no server reset between
+ * towards the server), or `md5` with `clientPassword`. Transaction mode, Debian's defaults otherwise: no server reset between
  * clients in that mode, so state left on a connection is seen by the next.
  */
 export async function startPgbouncer(upstreamUrl: string, options: PgbouncerOptions = {}): Promise<Pgbouncer> {
   const upstream = new URL(upstreamUrl);
   const user = decodeURIComponent(upstream.username || 'postgres');
-  const password = decodeURIComponent(upstream.password);
+  const password = options.clientPassword ?? decodeURIComponent(upstream.password);
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-pgbouncer-'));
   // Readable by the postgres user it drops to when started as root.
   chmodSync(dir, 0o755);
@@ -69,7 +71,7 @@ export async function startPgbouncer(upstreamUrl: string, options: PgbouncerOpti
     'listen_addr = 127.0.0.1',
     `listen_port = ${port}`,
     'unix_socket_dir =',
-    'auth_type = trust',
+    `auth_type = ${options.clientPassword === undefined ? 'trust' : 'md5'}`,
     `auth_file = ${join(dir, 'userlist.txt')}`,
     'pool_mode = transaction',
     `default_pool_size = ${options.poolSize ?? 5}`,
