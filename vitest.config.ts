@@ -41,7 +41,7 @@ export const SUITES = {
   ],
   loop: ['test/clientHeadersLoop.test.ts', 'test/dev.test.ts', 'test/generate.test.ts', 'test/spec-loop.test.ts', 'test/storeRecipes.test.ts'],
   /** Files that test PGlite or PostgreSQL alone (or through PgBouncer): in `storage` only. */
-  storageOnly: ['test/pgliteStart.test.ts', 'test/transactionPooler.test.ts'],
+  storageOnly: ['test/pgliteStart.test.ts', 'test/postgresTls.test.ts', 'test/transactionPooler.test.ts'],
   processes: ['test/databaseErrors.test.ts', 'test/keysCli.test.ts', 'test/lifecycle.test.ts', 'test/sandbox.test.ts', 'test/scriptsLifecycle.test.ts', 'test/tracingBundle.test.ts'],
   browser: ['test/browser-cors.test.ts', 'test/docs.test.ts', 'test/docsVersions.test.ts'],
 } as const;

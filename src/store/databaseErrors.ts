@@ -51,7 +51,7 @@ function postgresCause(error: DriverError, location: string): string | undefined
   }
   if (code === '28P01' || /password authentication failed/i.test(message)) return `password authentication failed (${message}): check the user and password in DATABASE_URL`;
   if (code === '28000') {
-    if (/no pg_hba\.conf entry.*no encryption/i.test(message)) return `the server accepts this user only over TLS (${message}): add sslmode=verify-full (and sslrootcert=<CA file>) to DATABASE_URL`;
+    if (/(no pg_hba\.conf entry|pg_hba\.conf rejects connection).*no encryption/i.test(message)) return `the server accepts this user only over TLS (${message}): add sslmode=verify-full (and sslrootcert=<CA file>) to DATABASE_URL`;
     return `the server refused the login (${message}): check the user in DATABASE_URL, and pg_hba.conf on the server`;
   }
   if (code === '3D000') return `${message}: create it (createdb), or fix the database name in DATABASE_URL`;
