@@ -41,11 +41,12 @@ const server = await starting.catch((error: unknown) => {
 
 const origin = server.origin.replace('127.0.0.1', 'localhost');
 const base = `${origin}${server.basePath}`;
-logger.info({ url: base, docs: `${origin}/docs`, database: server.database.dialect, data: server.database.location }, 'listening');
+const { dialect, location, schema } = server.database;
+logger.info({ url: base, docs: `${origin}/docs`, database: dialect, data: location, ...(schema === undefined ? {} : { schema }) }, 'listening');
 const banner = [
   `Animal Store API listening on ${base}`,
   `  docs:     ${origin}/docs   contract: ${origin}/openapi.json`,
-  `  data:     ${server.database.location} (${server.database.dialect})`,
+  `  data:     ${location} (${dialect}${schema === undefined ? '' : `, tables in schema ${schema}`})`,
 ];
 if (server.bootstrapKey) {
   // Shown once, on the console only: the structured log never carries a key.

@@ -4,14 +4,18 @@
  * may be relied on. Two such dependencies the store had, each proved here to fail and fixed:
  * named prepared statements (DATABASE_PREPARED_STATEMENTS=off turns them off) and the migration
  * lock (transaction-scoped, src/store/migrate.ts). The storage suite's `pgbouncer` target runs
- * every storage-backed test through such a pooler as well (test/support/server.ts).
+ * every storage-backed test through such a pooler as well (test/support/server.ts). And the
+ * schema-of-its-own recipe of docs/operations.md, followed here as written, survives the pooler
+ * where the `options=-c search_path` one is refused.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../generated/migrations.js';
 import { createScratchDatabase, type ScratchDatabase } from '../scripts/lib/scratchDatabase.js';
+import { randomBytes } from 'node:crypto';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openPostgres, type DatabaseHandle } from '../src/store/database.js';
+import { explainDatabaseError } from '../src/store/databaseErrors.js';
 import { pgbouncerMissing, startPgbouncer, type Pgbouncer } from './support/pgbouncer.js';
 
 const missing = pgbouncerMissing();
@@ -80,5 +84,55 @@ describe.skipIf(missing !== undefined)('behind PgBouncer in transaction mode', (
       await wide.stop();
       await fresh.drop();
     }
+  });
+
+  describe('a schema of its own (docs/operations.md#a-schema-of-its-own)', () => {
+    const role = `animal_store_app_${randomBytes(4).toString('hex')}`;
+    let shared: ScratchDatabase;
+    let pooled: Pgbouncer;
+    beforeAll(async () => {
+      shared = await createScratchDatabase(adminUrl, 'shared');
+      // The recipe, as an administrator runs it once: a role, its schema, the role's search_path.
+      await query(adminUrl, `create role ${role} login`);
+      await query(shared.url, `create schema animal_store authorization ${role}`);
+      await query(shared.url, `alter role ${role} in database ${shared.name} set search_path = animal_store`);
+      pooled = await startPgbouncer(adminUrl, { users: [role] });
+    });
+    afterAll(async () => {
+      await pooled?.stop();
+      await shared?.drop();
+      await query(adminUrl, `drop role if exists ${role}`);
+    });
+
+    const asRole = (url: string) => {
+      const u = new URL(url);
+      u.username = role;
+      return u.toString();
+    };
+
+    it("the role's own search_path, set once, survives the pooler: the tables land in its schema and the start says so", async () => {
+      const handle = await openPostgres({ connection: pooled.through(asRole(shared.url)), preparedStatements: false });
+      try {
+        expect(handle.schema).toBe('animal_store');
+        await createApiKeyStore(handle.db).create('recipe');
+      } finally {
+        await handle.close();
+      }
+      const tables = await query<{ table_schema: string; table_name: string }>(shared.url, "select table_schema, table_name from information_schema.tables where table_schema in ('public', 'animal_store') order by 1, 2");
+      expect(new Set(tables.map((t) => t.table_schema))).toEqual(new Set(['animal_store']));
+      expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['api_keys', 'pets', 'kysely_migration']));
+    });
+
+    it('the options=-c search_path recipe is refused by the pooler, and the line points to this one', async () => {
+      const url = `${pooled.through(asRole(shared.url))}?options=${encodeURIComponent('-c search_path=animal_store')}`;
+      const failure = await openPostgres({ connection: url, preparedStatements: false }).then(
+        async (handle) => {
+          await handle.close();
+          return undefined;
+        },
+        (error: unknown) => explainDatabaseError(error, url),
+      );
+      expect(failure).toMatch(/unsupported startup parameter: options.*set the schema on the role instead \(docs\/operations\.md#a-schema-of-its-own\)/);
+    });
   });
 });

@@ -19,6 +19,12 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** Where the data lives, for humans: a file path or a URL without its password. */
   location: string;
+  /**
+   * PostgreSQL only: the schema the tables are in (the first of the search_path that exists, as
+   * the server saw it at start), so a start says where they went: a pooler that drops a startup
+   * option, or a role without its own search_path, puts them in `public`.
+   */
+  schema?: string;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -232,6 +238,8 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
     close: () => db.destroy(),
     poolCounts: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   });
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  handle.schema = rows[0]?.schema ?? undefined;
   serving = true;
   return handle;
 }

@@ -48,6 +48,8 @@ export interface PgbouncerOptions {
   poolSize?: number;
   /** Clients must log in with this password (`auth_type = md5`); unset: `trust`. */
   clientPassword?: string;
+  /** More users it lets in (with `trust`), besides the upstream URL's. */
+  users?: readonly string[];
 }
 
 /**
@@ -80,7 +82,8 @@ export async function startPgbouncer(upstreamUrl: string, options: PgbouncerOpti
   ].join('\n');
   const file = join(dir, 'pgbouncer.ini');
   writeFileSync(file, config, { mode: 0o644 });
-  writeFileSync(join(dir, 'userlist.txt'), `${quoted(user)} ${quoted(password)}\n`, { mode: 0o644 });
+  const userlist = [`${quoted(user)} ${quoted(password)}`, ...(options.users ?? []).map((other) => `${quoted(other)} ""`)];
+  writeFileSync(join(dir, 'userlist.txt'), `${userlist.join('\n')}\n`, { mode: 0o644 });
   const asRoot = process.getuid?.() === 0;
   const proc = startProcess(BINARY, asRoot ? ['-u', 'postgres', file] : [file]);
   const dispose = () => rmSync(dir, { recursive: true, force: true });
