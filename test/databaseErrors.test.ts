@@ -16,7 +16,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, type ScratchDatabase } from '../scripts/lib/scratchDatabase.js';
 import { freePort } from '../scripts/lib/processes.js';
-import { pgbouncerMissing, startPgbouncer, type Pgbouncer } from './support/pgbouncer.js';
+import { pgbouncerMissing, startPgbouncer, type Pgbouncer } from '../scripts/lib/pgbouncer.js';
 
 const run = promisify(execFile);
 const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openPostgres, type DatabaseHandle } from '../src/store/database.js';
 import { explainDatabaseError } from '../src/store/databaseErrors.js';
-import { pgbouncerMissing, startPgbouncer, type Pgbouncer } from './support/pgbouncer.js';
+import { pgbouncerMissing, startPgbouncer, type Pgbouncer } from '../scripts/lib/pgbouncer.js';
 
 const missing = pgbouncerMissing();
 if (missing !== undefined) console.warn(`test/transactionPooler.test.ts is skipped: ${missing}.`);

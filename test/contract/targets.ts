@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { SANDBOX_TOKEN } from '../../src/auth/sandboxToken.js';
 import { projectRoot } from '../../src/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp } from '../../scripts/lib/processes.js';
-import { pgbouncerMissing } from '../support/pgbouncer.js';
+import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
 import { startTestServer } from '../support/server.js';
 import type { Connection, TargetProfile } from './suite.js';
 import { MOCK_PROFILE, SANDBOX_PROFILE, type KnownDifference } from './target.js';

@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { NewPet, Pet, PetStatus } from '../../client/index.js';
 import { isPet, isPetAsSent, listAllPets, notAsSent, send, TransportError, type HttpResponse } from './support/http.js';
 import { seededRandom } from './support/random.js';
-import { pgbouncerMissing } from '../support/pgbouncer.js';
+import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
 import { killAll, killServer, pgbouncerStore, postgresStore, sqliteStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
 
 const ROUNDS = 5;

@@ -27,7 +27,7 @@ import { openPostgres, type DatabaseHandle } from '../../src/store/database.js';
 import { createApiKeyStore } from '../../src/store/apiKeys.js';
 import { isPetAsSent, listAllPets, send, type HttpResponse } from './support/http.js';
 import { seededRandom } from './support/random.js';
-import { pgbouncerMissing } from '../support/pgbouncer.js';
+import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
 import { killAll, pgbouncerStore, postgresStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
 
 const CREATES = 1_000;

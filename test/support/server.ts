@@ -20,7 +20,7 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
-import { pgbouncerMissing, startPgbouncer } from './pgbouncer.js';
+import { pgbouncerMissing, startPgbouncer } from '../../scripts/lib/pgbouncer.js';
 import { startPglite } from './pglite.js';
 
 export type Target = 'sqlite' | 'pglite' | 'postgres' | 'pgbouncer';

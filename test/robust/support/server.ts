@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { bundledServerArgs, root } from '../../../scripts/lib/bundle.js';
 import { createScratchDatabase } from '../../../scripts/lib/scratchDatabase.js';
 import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../../scripts/lib/processes.js';
-import { startPgbouncer } from '../../support/pgbouncer.js';
+import { startPgbouncer } from '../../../scripts/lib/pgbouncer.js';
 
 export interface ServerProcess {
   proc: RunningProcess;

@@ -1,18 +1,18 @@
 /**
- * Debian's PgBouncer in transaction pooling mode in front of the tests' PostgreSQL, as production
- * runs one: each transaction (or statement outside one) borrows a server connection, and the next
- * may get another, so whatever a client leaves on a connection (a prepared statement, a session
- * lock, a SET) shows up under someone else. `pgbouncerVersion()` says whether it is installed;
- * `startPgbouncer` writes a configuration in a temp folder, starts it on a free port and resolves
- * once it accepts connections. Run as root, it drops to the `postgres` user (it refuses to run as
- * root).
+ * Debian's PgBouncer in transaction pooling mode in front of a PostgreSQL (the tests', the
+ * bench's), as production runs one: each transaction (or statement outside one) borrows a server
+ * connection, and the next may get another, so whatever a client leaves on a connection (a
+ * prepared statement, a session lock, a SET) shows up under someone else. `pgbouncerVersion()`
+ * says whether it is installed; `startPgbouncer` writes a configuration in a temp folder, starts
+ * it on a free port and resolves once it accepts connections. Run as root, it drops to the
+ * `postgres` user (it refuses to run as root).
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, isListening, startProcess, stopProcess, type RunningProcess } from '../../scripts/lib/processes.js';
+import { freePort, isListening, startProcess, stopProcess, type RunningProcess } from './processes.js';
 
 const BINARY = '/usr/sbin/pgbouncer';
 
