@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server, type Socket } from 'node:net';
+import { once } from 'node:events';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +72,26 @@ describe('a database that cannot be used gets one line', () => {
 
   it('unknown host: the name does not resolve', async () => {
     await expectOneLine({ DATABASE_URL: 'postgres://app@db.invalid:5432/animals' }, 'postgres://app@db.invalid:5432/animals', /unknown host db\.invalid/);
+  });
+
+  it('silent or closing: something on the port that never speaks PostgreSQL', async () => {
+    // One listener that holds every connection without a word (the pool's 2 s connect bound ends
+    // it), one that closes each at once: a firewall, a half-dead host, another service.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket)).listen(0, '127.0.0.1');
+    const closing = createServer((socket) => socket.destroy()).listen(0, '127.0.0.1');
+    await Promise.all([once(silent, 'listening'), once(closing, 'listening')]);
+    const portOf = (server: Server) => (server.address() as { port: number }).port;
+    try {
+      for (const server of [silent, closing]) {
+        const url = `postgres://app@127.0.0.1:${portOf(server)}/animals`;
+        await expectOneLine({ DATABASE_URL: url }, url, /no answer from 127\.0\.0\.1:\d+ in time|the connection to 127\.0\.0\.1:\d+ closed before PostgreSQL answered/);
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      closing.close();
+    }
   });
 
   it('SQLite: a path that cannot be a database file', async () => {

@@ -218,6 +218,7 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://localhost/x'],
     ['LOG_LEVEL', 'loud'],
+    ['DATABASE_PREPARED_STATEMENTS', 'no'],
   ])('a bad %s=%s stops the server with a message naming the variable', async (name, value) => {
     const failed = start({ ...env, [name]: value });
     await expect(failed).rejects.toThrow(new RegExp(`exited with 2:[\\s\\S]*${name}`));
