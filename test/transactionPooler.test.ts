@@ -8,6 +8,9 @@
  * schema-of-its-own recipe of docs/operations.md, followed here as written, survives the pooler
  * where the `options=-c search_path` one is refused.
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../generated/migrations.js';
@@ -64,6 +67,27 @@ describe.skipIf(missing !== undefined)('behind PgBouncer in transaction mode', (
   it('with named statements off, any number of clients in turn and at once are served', async () => {
     for (let i = 0; i < 3; i++) await listKeysOnce(false);
     await Promise.all(Array.from({ length: 4 }, () => listKeysOnce(false)));
+  });
+
+  it('npm run keys: create, create, list through the pooler with DATABASE_PREPARED_STATEMENTS=off; without it the next run is told to set it', async () => {
+    const fresh = await createScratchDatabase(adminUrl, 'pooler');
+    const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+    const keys = (setting: string, ...args: string[]) =>
+      promisify(execFile)(tsx, ['scripts/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: pooler.through(fresh.url), DATABASE_PREPARED_STATEMENTS: setting, LOG_LEVEL: '' } }).then(
+        ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+        (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+      );
+    try {
+      for (const name of ['first', 'second']) expect(await keys('off', 'create', name)).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ask_/) });
+      expect((await keys('off', 'list')).stdout).toMatch(/^1\s+first[\s\S]*^2\s+second/m);
+      // The issue's report, replayed: named statements, two runs, one server connection between them.
+      expect((await keys('on', 'list')).code).toBe(0);
+      const second = await keys('on', 'list');
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim().split('\n')).toEqual([expect.stringMatching(/already exists: named prepared statements meet a pooler in transaction mode; set DATABASE_PREPARED_STATEMENTS=off/)]);
+    } finally {
+      await fresh.drop();
+    }
   });
 
   it('instances starting at once through the pooler apply each migration once and leave no lock held', async () => {
