@@ -87,6 +87,8 @@ export async function startPgbouncer(upstreamUrl: string, options: PgbouncerOpti
   const asRoot = process.getuid?.() === 0;
   const proc = startProcess(BINARY, asRoot ? ['-u', 'postgres', file] : [file]);
   const dispose = () => rmSync(dir, { recursive: true, force: true });
+  // However it ends (stopped, or killed by a caller's cleanup, as the bench's), its folder goes with it.
+  void proc.exited.then(dispose);
   for (let waited = 0; !(await isListening('127.0.0.1', port)); waited += 50) {
     if (!proc.running() || waited > 10_000) {
       await stopProcess(proc, 'SIGKILL');
