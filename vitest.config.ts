@@ -7,7 +7,8 @@ import { defineConfig } from 'vitest/config';
  *
  *   quick    every file not named below, the server on SQLite (and the contract suite on SQLite,
  *            the mock and the sandbox)
- *   storage  the storage-backed files again on PGlite and a real PostgreSQL (DATABASE_URL)
+ *   storage  the storage-backed files again on PGlite and a real PostgreSQL (DATABASE_URL), directly
+ *            and through a PgBouncer in transaction mode the tests start
  *   tools    the contract's tools: lint rules, the breaking-change gate, releases, conformance
  *   processes  `npm start`, the sandbox and the other scripts as processes: start, signals, restart
  *   loop     copies of the project running the whole spec loop (generate, lint, dev, recipes)
@@ -41,9 +42,9 @@ export const SUITES = {
     'test/release.test.ts',
   ],
   loop: ['test/clientHeadersLoop.test.ts', 'test/dev.test.ts', 'test/generate.test.ts', 'test/spec-loop.test.ts', 'test/storeRecipes.test.ts'],
-  /** Files that test PGlite or PostgreSQL alone: in `storage` only. */
-  storageOnly: ['test/pgliteStart.test.ts'],
-  processes: ['test/clientPackageNode.test.ts', 'test/keysCli.test.ts', 'test/lifecycle.test.ts', 'test/sandbox.test.ts', 'test/scriptsLifecycle.test.ts', 'test/tracingBundle.test.ts'],
+  /** Files that test PGlite or PostgreSQL alone (or through PgBouncer): in `storage` only. */
+  storageOnly: ['test/pgliteStart.test.ts', 'test/postgresTls.test.ts', 'test/transactionPooler.test.ts'],
+  processes: ['test/clientPackageNode.test.ts', 'test/databaseErrors.test.ts', 'test/keysCli.test.ts', 'test/lifecycle.test.ts', 'test/sandbox.test.ts', 'test/scriptsLifecycle.test.ts', 'test/tracingBundle.test.ts'],
   browser: ['test/browser-cors.test.ts', 'test/clientPackageBrowser.test.ts', 'test/docs.test.ts', 'test/docsVersions.test.ts'],
 } as const;
 
@@ -61,7 +62,7 @@ export default defineConfig({
     projects: [
       // TEST_STORAGE tells test/support/server.ts (and the contract suite) which stores this suite runs on.
       { extends: true, test: { name: 'quick', include: ['test/**/*.test.ts'], exclude: [ROBUST, 'node_modules/**', ...named], env: { TEST_STORAGE: 'sqlite' } } },
-      { extends: true, test: { name: 'storage', include: [...SUITES.storage, ...SUITES.storageOnly], env: { TEST_STORAGE: 'pglite,postgres' } } },
+      { extends: true, test: { name: 'storage', include: [...SUITES.storage, ...SUITES.storageOnly], env: { TEST_STORAGE: 'pglite,postgres,pgbouncer' } } },
       { extends: true, test: { name: 'tools', include: [...SUITES.tools], env: { TEST_STORAGE: 'sqlite' } } },
       { extends: true, test: { name: 'processes', include: [...SUITES.processes], env: { TEST_STORAGE: 'sqlite' } } },
       { extends: true, test: { name: 'loop', include: [...SUITES.loop], env: { TEST_STORAGE: 'sqlite' } } },

@@ -14,7 +14,9 @@ Fastify peer (bench/peer.ts: Fastify + fastify-openapi-glue from the same spec, 
 better-sqlite3, on its own copy of the SQLite store) and the two floor servers
 (bench/floorServer.ts: our key check, handlers and store without a router, then with
 openapi-backend); on PostgreSQL too (database animal_store_bench_<random>, dropped afterwards)
-when DATABASE_URL is set.
+when DATABASE_URL is set, where our server also runs with DATABASE_PREPARED_STATEMENTS=off,
+directly and through a PgBouncer in transaction mode it starts (when /usr/sbin/pgbouncer is
+installed; issue 41's goal: ≥ 0.8× the direct connection's req/s).
 
 Then --rounds interleaved rounds: per scenario, every target that answers it, one load run each
 of --connections connections: a warm-up of --warmup s, then --duration s measured. The load

@@ -3,13 +3,14 @@
  * run the interleaved load rounds, read memory, compare a small and a big store, then judge
  * issue 31's goals, print the report and write the results file.
  */
-import { dropDatabases, makeTempDir } from './cleanup.js';
+import { pgbouncerMissing, startPgbouncer } from '../scripts/lib/pgbouncer.js';
+import { dropDatabases, makeTempDir, track } from './cleanup.js';
 import { runLoad, type RunResult } from './load.js';
 import { memoryOf, type Memory } from './measure.js';
 import type { BenchOptions } from './options.js';
 import { printReport, summarise, writeResults, type Outcome, type RoundResult, type ScenarioSummary } from './report.js';
 import { measureScale } from './scale.js';
-import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, GET_PET_ONE, judgeGoals, LIST_PETS, PEER, sameRound, type DeepCursor, type Scenario } from './scenarios.js';
+import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, GET_PET_ONE, judgeGoals, LIST_PETS, PEER, POSTGRES_PGBOUNCER, POSTGRES_UNNAMED, sameRound, type DeepCursor, type Scenario } from './scenarios.js';
 import { log, median, round2, runStarted } from './stats.js';
 import { copySqliteStore, prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
 import { auth, serverCommand, startApi, startBaseline, startFloor, startPeer, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
@@ -93,14 +94,30 @@ async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | unde
   const response = await fetch(`${sqlite.origin}/v1/pets?limit=20`, { headers: auth(key) });
   const firstPage = await response.text();
   if (response.status !== 200) throw new Error(`listPets answered ${response.status}: ${firstPage}`);
-  const servers = [{ name: 'sqlite', server: sqlite }];
-  if (stores.postgres) servers.push({ name: 'postgres', server: await startApi(stores.postgres.store, 'server (postgres)', command, opts) });
+  const servers: Array<{ name: string; store: string; server: ApiServer }> = [{ name: 'sqlite', store: 'sqlite', server: sqlite }];
+  if (stores.postgres) {
+    const store = stores.postgres.store;
+    servers.push({ name: 'postgres', store: 'postgres', server: await startApi(store, 'server (postgres)', command, opts) });
+    // Behind a transaction pooler (docs/operations.md#behind-a-connection-pooler): the same database
+    // directly with unnamed statements (their own cost), then through a PgBouncer in transaction
+    // mode with as many server connections as the server's pool.
+    const unnamed = { ...store, env: { ...store.env, DATABASE_PREPARED_STATEMENTS: 'off' } };
+    servers.push({ name: POSTGRES_UNNAMED, store: 'postgres', server: await startApi(unnamed, `server (${POSTGRES_UNNAMED})`, command, opts) });
+    const missing = pgbouncerMissing({ DATABASE_URL: store.env.DATABASE_URL });
+    if (missing === undefined) {
+      const pooler = await startPgbouncer(store.env.DATABASE_URL ?? '', { poolSize: 10 });
+      track(pooler.proc);
+      const pooled = { ...unnamed, env: { ...unnamed.env, DATABASE_URL: pooler.through(store.env.DATABASE_URL ?? '') } };
+      servers.push({ name: POSTGRES_PGBOUNCER, store: 'postgres', server: await startApi(pooled, `server (${POSTGRES_PGBOUNCER})`, command, opts) });
+    } else log(`${POSTGRES_PGBOUNCER} skipped: ${missing}`);
+  }
   const targets: Target[] = [];
-  for (const { name, server } of servers) {
+  for (const { name, store, server } of servers) {
     const { cursor, ...deep } = await deepCursor(server.origin, server.store, 30);
     log(`${name}: deep cursor after ${deep.hops} next links (after id ${deep.afterId ?? '?'})`);
     const scenarios = buildScenarios(cursor, opts.pets, name === 'sqlite');
-    targets.push({ name, store: name, server, scenarios, deep, ours: true });
+    targets.push({ name, store, server, scenarios, deep, ours: true });
+    if (name !== store) continue;
     if (name === 'sqlite' && stores.peer) {
       const peer = await startPeer(stores.peer, opts);
       log(`Fastify peer up in ${Math.round(peer.startMs)} ms`);

@@ -123,6 +123,10 @@ export interface GoalInput {
   coldStartMedianMs: number;
 }
 
+/** Our PostgreSQL server with DATABASE_PREPARED_STATEMENTS=off, directly and through a transaction-mode PgBouncer. */
+export const POSTGRES_UNNAMED = 'postgres unnamed';
+export const POSTGRES_PGBOUNCER = 'postgres PgBouncer';
+
 /** `measured` against `limit` (at least, or at most when `atMost`); NaN is a goal not run. */
 function goal(name: string, measured: number, limit: number, value: string, atMost = false): Goal {
   if (Number.isNaN(measured)) return { goal: name, value: 'not run', pass: undefined };
@@ -148,6 +152,14 @@ export function judgeGoals(input: GoalInput): Goal[] {
     const floor = find(`postgres ${FLOOR_NAMES.none}`, scenario);
     const ratio = sameRound(ours, floor, (a, b) => a.rps / b.rps);
     goals.push(goal(`PostgreSQL ${scenario} ≥ 0.9× its no-router floor's req/s`, ratio, 0.9, `${ratio}× (${ours?.rps} vs ${floor?.rps} req/s)`));
+  }
+  // Issue 41: behind a transaction pooler, at least 0.8x the direct connection (named statements).
+  for (const scenario of [LIST_PETS, GET_PET, 'createPet']) {
+    const ours = find('postgres', scenario);
+    const pooled = find(POSTGRES_PGBOUNCER, scenario);
+    if (pooled === undefined) continue;
+    const ratio = sameRound(pooled, ours, (a, b) => a.rps / b.rps);
+    goals.push(goal(`PostgreSQL ${scenario} through PgBouncer ≥ 0.8× direct req/s`, ratio, 0.8, `${ratio}× (${pooled.rps} vs ${ours?.rps} req/s)`));
   }
   const rss = input.rssMiB.sqlite ?? Number.NaN;
   const postgres = input.rssMiB.postgres === undefined ? '' : `; PostgreSQL's server ${input.rssMiB.postgres} MiB, not judged`;

@@ -9,8 +9,9 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/server.js';
 import { loadBundledSpec, operationsOf } from '../src/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
+import { describeLocation, explainDatabaseError } from '../src/store/databaseErrors.js';
 import { deprecatedUsage } from '../src/store/deprecatedCalls.js';
-import { usageError } from './lib/commandLine.js';
+import { fail, usageError } from './lib/commandLine.js';
 
 const HELP = `Usage: npm run keys -- <command>
 
@@ -44,7 +45,21 @@ try {
   if (error instanceof ConfigError) usage(`Configuration error: ${error.message}`);
   throw error;
 }
-const database = await openDatabase(config);
+/**
+ * A database that cannot be used ends the command with one line (the address without its
+ * password, the likely cause); the driver's stack follows only with LOG_LEVEL=debug or trace.
+ * Anything else is a bug and keeps its stack.
+ */
+const location = describeLocation(config.databaseUrl, config.sqlitePath);
+const showStacks = config.logLevel === 'debug' || config.logLevel === 'trace';
+function failOnDatabase(error: unknown): never {
+  const line = explainDatabaseError(error, location);
+  if (line === undefined) throw error;
+  if (showStacks) console.error(error);
+  return fail(line);
+}
+
+const database = await openDatabase(config).catch(failOnDatabase);
 const keys = createApiKeyStore(database.db);
 let exitCode = 0;
 try {
@@ -93,6 +108,9 @@ try {
     default:
       usage(`Unknown command: ${command}`);
   }
+} catch (error) {
+  // A known database failure ends the process here, its connections with it; anything else is rethrown.
+  failOnDatabase(error);
 } finally {
   await database.close();
 }

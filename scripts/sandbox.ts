@@ -32,6 +32,7 @@ import { startServer, type RunningServer } from '../src/server.js';
 import { exitOnSignals } from '../src/shutdown.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
+import { explainDatabaseError } from '../src/store/databaseErrors.js';
 import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
 import type { NewPetRecord } from '../src/store/resources/pets.js';
 import { commandLine, fail } from './lib/commandLine.js';
@@ -141,7 +142,19 @@ async function seedsFrom(contract: OpenApiDocument): Promise<SandboxSeeds> {
 }
 
 // ---- Start.
-const folder = mkdtempSync(join(tmpdir(), 'animal-store-sandbox-'));
+const showStacks = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
+/** A store that cannot be made or opened: one line (where, and the likely cause), the stack only with LOG_LEVEL=debug or trace. */
+function storeFailure(error: unknown, where: string): string | undefined {
+  const line = explainDatabaseError(error, where);
+  if (line !== undefined && showStacks) console.error(error);
+  return line;
+}
+let folder: string;
+try {
+  folder = mkdtempSync(join(tmpdir(), 'animal-store-sandbox-'));
+} catch (error) {
+  fail(storeFailure(error, join(tmpdir(), 'animal-store-sandbox-…')) ?? `Cannot create the sandbox's temp folder in ${tmpdir()}: ${String(error)}`);
+}
 const sqlitePath = join(folder, 'sandbox.sqlite');
 const removeStore = () => rmSync(folder, { recursive: true, force: true });
 // However the process ends (a crash included), the temp folder goes with it.
@@ -196,7 +209,9 @@ let server: RunningServer;
 try {
   server = await starting;
 } catch (error) {
-  logger.fatal({ err: error }, 'could not start the sandbox');
+  const line = storeFailure(error, sqlitePath);
+  if (line === undefined) logger.fatal({ err: error }, 'could not start the sandbox');
+  else logger.fatal({ database: sqlitePath }, line);
   await database?.close().catch(() => undefined);
   removeStore();
   process.exit(1);

@@ -12,6 +12,14 @@ export interface Config {
   host: string;
   /** postgres://… when set; otherwise the embedded SQLite file at `sqlitePath`. */
   databaseUrl: string | undefined;
+  /**
+   * DATABASE_PREPARED_STATEMENTS: whether PostgreSQL queries are sent as named prepared statements
+   * (parsed and planned once per connection, the fastest on a direct connection). Off for a pooler
+   * in transaction mode (PgBouncer before 1.21, or with max_prepared_statements=0; RDS Proxy,
+   * Supavisor), where a name prepared on one server connection does not exist on the next one a
+   * query lands on. Undefined: on. Optional so configurations built in code need not name it.
+   */
+  databasePreparedStatements?: boolean | undefined;
   sqlitePath: string;
   logLevel: LogLevel;
   /** Check every response against the spec and answer 500 on a mismatch (test and dev). */
@@ -308,6 +316,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user@host:5432/db', false), // postgres:///db: the local socket
+    databasePreparedStatements: readOneOf(env, 'DATABASE_PREPARED_STATEMENTS', ['on', 'off'], 'on') === 'on',
     sqlitePath: resolve(projectRoot, env.SQLITE_PATH || 'data/animal-store.sqlite'),
     logLevel: readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     validateResponses: validate === 'true',

@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
+import { describeLocation, explainDatabaseError } from './store/databaseErrors.js';
 import { exitOnSignals } from './shutdown.js';
 
 let config;
@@ -28,17 +29,24 @@ exitOnSignals(logger, {
   messages: { stopping: 'shutting down: finishing in-flight requests', stopped: 'stopped', failed: 'shutdown failed' },
 });
 const server = await starting.catch((error: unknown) => {
-  logger.fatal({ err: error }, 'could not start');
+  // A database that cannot be used (refused, unknown host, password, TLS, permission, missing) is
+  // an operator's typo or setup, not a bug: one line naming the address and the likely cause,
+  // and the driver's stack only when asked for (LOG_LEVEL=debug or trace).
+  const location = describeLocation(config.databaseUrl, config.sqlitePath);
+  const line = explainDatabaseError(error, location);
+  if (line === undefined) logger.fatal({ err: error }, 'could not start');
+  else logger.fatal({ database: location, ...(logger.isLevelEnabled('debug') ? { err: error } : {}) }, line);
   process.exit(1);
 });
 
 const origin = server.origin.replace('127.0.0.1', 'localhost');
 const base = `${origin}${server.basePath}`;
-logger.info({ url: base, docs: `${origin}/docs`, database: server.database.dialect, data: server.database.location }, 'listening');
+const { dialect, location, schema } = server.database;
+logger.info({ url: base, docs: `${origin}/docs`, database: dialect, data: location, ...(schema === undefined ? {} : { schema }) }, 'listening');
 const banner = [
   `Animal Store API listening on ${base}`,
   `  docs:     ${origin}/docs   contract: ${origin}/openapi.json`,
-  `  data:     ${server.database.location} (${server.database.dialect})`,
+  `  data:     ${location} (${dialect}${schema === undefined ? '' : `, tables in schema ${schema}`})`,
 ];
 if (server.bootstrapKey) {
   // Shown once, on the console only: the structured log never carries a key.

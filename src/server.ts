@@ -70,7 +70,7 @@ export interface StartOptions {
 }
 
 export function openDatabase(config: Config): Promise<DatabaseHandle> {
-  return config.databaseUrl ? openPostgres({ connection: config.databaseUrl }) : openSqlite(config.sqlitePath);
+  return config.databaseUrl ? openPostgres({ connection: config.databaseUrl, preparedStatements: config.databasePreparedStatements ?? true }) : openSqlite(config.sqlitePath);
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {

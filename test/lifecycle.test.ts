@@ -218,6 +218,7 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://localhost/x'],
     ['LOG_LEVEL', 'loud'],
+    ['DATABASE_PREPARED_STATEMENTS', 'no'],
   ])('a bad %s=%s stops the server with a message naming the variable', async (name, value) => {
     const failed = start({ ...env, [name]: value });
     await expect(failed).rejects.toThrow(new RegExp(`exited with 2:[\\s\\S]*${name}`));
@@ -230,7 +231,8 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
       const server = await start({ ...env, DATABASE_URL: scratch.url });
       try {
         const key = /^\s+(ask_[A-Za-z0-9_-]{43})$/m.exec(server.output())?.[1];
-        expect(server.output()).toContain('(postgres)');
+        // The banner says where the tables went: a fresh database's default search_path, so public.
+        expect(server.output()).toContain('(postgres, tables in schema public)');
         const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
         const created = await fetch(`${server.base}/pets`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Elephant', categoryId: 9007199254740991 }) });
         expect(created.status).toBe(201);

@@ -3,19 +3,28 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 import { isDatabaseUnavailable } from '../unavailable.js';
-import { migrateToLatest } from './migrate.js';
+import { redactUrl } from './databaseErrors.js';
+import { migrateToLatest, PostgresDialectWithTransactionLocks } from './migrate.js';
 import { runDirectly } from './prepared.js';
 import type { Database, Dialect } from './schema.js';
 import { withStatementCache } from './statementCache.js';
+
+export { redactUrl };
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: Dialect;
   /** Where the data lives, for humans: a file path or a URL without its password. */
   location: string;
+  /**
+   * PostgreSQL only: the schema the tables are in (the first of the search_path that exists, as
+   * the server saw it at start), so a start says where they went: a pooler that drops a startup
+   * option, or a role without its own search_path, puts them in `public`.
+   */
+  schema?: string;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -93,6 +102,13 @@ export interface PostgresOptions {
   /** A postgres:// URL, or a ready pool config (PGlite in tests). */
   connection: string | pg.PoolConfig;
   maxConnections?: number;
+  /**
+   * Named prepared statements (default true, DATABASE_PREPARED_STATEMENTS): false behind a pooler
+   * in transaction mode, where the server connection under a client changes between
+   * transactions, so a statement prepared on one may be missing, or already exist, on the next.
+   * Unnamed statements still bind their values; PostgreSQL then parses and plans each query.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -126,9 +142,10 @@ const MAX_NAMED_STATEMENTS = 100;
  * make every later query on it wait out the same timeout, and after a partition heals it may
  * still deliver an old reply.
  */
-function poolWithTimeoutsNamesAndEviction(pool: pg.Pool, isServing: () => boolean): PostgresPool & { connect(): Promise<PostgresPoolClient> } {
+function poolWithTimeoutsNamesAndEviction(pool: pg.Pool, isServing: () => boolean, preparedStatements: boolean): PostgresPool & { connect(): Promise<PostgresPoolClient> } {
   const names = new Map<string, string>();
   const statementNameFor = (text: string): string | undefined => {
+    if (!preparedStatements) return undefined;
     let name = names.get(text);
     if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
       name = `animal_store_${names.size}`;
@@ -198,8 +215,8 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
   // once they are done (until then a query waits as long as it takes), and their one-off
   // statements are not kept as named ones.
   let serving = false;
-  const wrapped = poolWithTimeoutsNamesAndEviction(pool, () => serving);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: wrapped }) });
+  const wrapped = poolWithTimeoutsNamesAndEviction(pool, () => serving, options.preparedStatements ?? true);
+  const db = new Kysely<Database>({ dialect: new PostgresDialectWithTransactionLocks({ pool: wrapped }) });
   // Compiled queries (./prepared.ts) check out a client of the same pool, with the same timeout,
   // statement name and eviction, without Kysely's per-query machinery.
   runDirectly(db, async (text, parameters) => {
@@ -221,16 +238,8 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
     close: () => db.destroy(),
     poolCounts: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   });
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  handle.schema = rows[0]?.schema ?? undefined;
   serving = true;
   return handle;
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres (unparseable URL)';
-  }
 }

@@ -2,18 +2,20 @@
  * The targets of the contract suite and how to start them: the real server on SQLite or on a real
  * PostgreSQL (in-process, as the other server tests start it), the Prism mock (`npm run mock` as a
  * child process), and the sandbox (`npm run sandbox` as a child process: the real server's code on
- * a throwaway store, any bearer token). CONTRACT_TARGET picks them: a comma-separated list of
- * sqlite, postgres, mock, sandbox; unset means every target this machine can run.
+ * a throwaway store, any bearer token), and the real server on PostgreSQL through a PgBouncer in
+ * transaction mode. CONTRACT_TARGET picks them: a comma-separated list of sqlite, postgres,
+ * pgbouncer, mock, sandbox; unset means every target this machine can run.
  */
 import { join } from 'node:path';
 import { SANDBOX_TOKEN } from '../../src/auth/sandboxToken.js';
 import { projectRoot } from '../../src/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp } from '../../scripts/lib/processes.js';
+import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
 import { startTestServer } from '../support/server.js';
 import type { Connection, TargetProfile } from './suite.js';
 import { MOCK_PROFILE, SANDBOX_PROFILE, type KnownDifference } from './target.js';
 
-export const TARGET_NAMES = ['sqlite', 'postgres', 'mock', 'sandbox'] as const;
+export const TARGET_NAMES = ['sqlite', 'postgres', 'pgbouncer', 'mock', 'sandbox'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 const REAL_SERVER = { capabilities: { stateful: true }, knownDifferences: new Set<KnownDifference>() };
@@ -21,6 +23,7 @@ const REAL_SERVER = { capabilities: { stateful: true }, knownDifferences: new Se
 export const PROFILES: Record<TargetName, TargetProfile> = {
   sqlite: { name: 'sqlite', ...REAL_SERVER },
   postgres: { name: 'postgres', ...REAL_SERVER },
+  pgbouncer: { name: 'pgbouncer', ...REAL_SERVER },
   mock: { name: 'mock', ...MOCK_PROFILE },
   sandbox: { name: 'sandbox', ...SANDBOX_PROFILE },
 };
@@ -37,11 +40,12 @@ function isTargetName(value: string): value is TargetName {
 
 /**
  * Without CONTRACT_TARGET, the suite's stores (TEST_STORAGE, vitest.config.ts): the quick suite's
- * SQLite brings the mock and the sandbox along, `npm run test:storage` adds PostgreSQL.
+ * SQLite brings the mock and the sandbox along, `npm run test:storage` adds PostgreSQL, directly
+ * and through PgBouncer.
  */
 function defaultTargets(env: NodeJS.ProcessEnv): TargetName[] {
-  const storage = env.TEST_STORAGE?.trim() ? env.TEST_STORAGE.split(',').map((s) => s.trim()) : ['sqlite', 'postgres'];
-  return TARGET_NAMES.filter((name) => (name === 'postgres' ? storage.includes('postgres') : storage.includes('sqlite')));
+  const storage = env.TEST_STORAGE?.trim() ? env.TEST_STORAGE.split(',').map((s) => s.trim()) : ['sqlite', 'postgres', 'pgbouncer'];
+  return TARGET_NAMES.filter((name) => (name === 'postgres' || name === 'pgbouncer' ? storage.includes(name) : storage.includes('sqlite')));
 }
 
 /** Parses CONTRACT_TARGET; an unknown name is an error, not a silent skip. */
@@ -52,8 +56,11 @@ export function selectTargets(env: NodeJS.ProcessEnv = process.env): Selection {
   if (unknown.length > 0) throw new Error(`CONTRACT_TARGET: unknown target(s) ${unknown.join(', ')}; use a comma-separated list of ${TARGET_NAMES.join(', ')}`);
   const selection: Selection = { run: [], skipped: [] };
   for (const name of new Set(names.filter(isTargetName))) {
+    const missing = name === 'pgbouncer' ? pgbouncerMissing(env) : undefined;
     if (name === 'postgres' && !env.DATABASE_URL) {
       selection.skipped.push({ name, reason: 'DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)' });
+    } else if (missing !== undefined) {
+      selection.skipped.push({ name, reason: missing });
     } else {
       selection.run.push(name);
     }
@@ -68,7 +75,7 @@ export interface StartedTarget {
   stop(): Promise<void>;
 }
 
-async function startRealServer(storage: 'sqlite' | 'postgres'): Promise<StartedTarget> {
+async function startRealServer(storage: 'sqlite' | 'postgres' | 'pgbouncer'): Promise<StartedTarget> {
   const server = await startTestServer(storage);
   return {
     connection: { baseUrl: server.api, key: server.key, fetch: globalThis.fetch },

@@ -21,7 +21,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { NewPet, Pet, PetStatus } from '../../client/index.js';
 import { isPet, isPetAsSent, listAllPets, notAsSent, send, TransportError, type HttpResponse } from './support/http.js';
 import { seededRandom } from './support/random.js';
-import { killAll, killServer, postgresStore, sqliteStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
+import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
+import { killAll, killServer, pgbouncerStore, postgresStore, sqliteStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
 
 const ROUNDS = 5;
 /** Concurrent clients, each posting pets one after another on a keep-alive connection. */
@@ -38,6 +39,8 @@ const MAX_RETRIES = 30;
 
 const postgresUrl = process.env.DATABASE_URL || undefined;
 if (!postgresUrl) console.warn('[crash] DATABASE_URL is not set: the PostgreSQL crash rounds are skipped (SQLite still runs).');
+const poolerMissing = postgresUrl ? pgbouncerMissing() : 'DATABASE_URL is not set';
+if (postgresUrl && poolerMissing !== undefined) console.warn(`[crash] the rounds through PgBouncer are skipped: ${poolerMissing}.`);
 
 const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold'];
 
@@ -319,6 +322,22 @@ describe('crash durability: SIGKILL under concurrent creates, then restart on th
       const store = await postgresStore(postgresUrl, 'crash');
       try {
         await crashRounds(store, 'crash postgres');
+      } finally {
+        await killAll();
+        await store.dispose();
+      }
+    },
+  );
+
+  it.skipIf(poolerMissing !== undefined)(
+    `postgres through PgBouncer (transaction mode): ${ROUNDS} random SIGKILLs under ${CLIENTS} concurrent clients lose no acknowledged pet and reuse no id${poolerMissing === undefined ? '' : ` (skipped: ${poolerMissing})`}`,
+    async () => {
+      if (!postgresUrl) return;
+      // The pooler outlives every killed server, as it does in production: whatever a killed
+      // server left on its server connections (an open transaction, a statement) meets the next start.
+      const store = await pgbouncerStore(postgresUrl, 'crash');
+      try {
+        await crashRounds(store, 'crash postgres through PgBouncer');
       } finally {
         await killAll();
         await store.dispose();

@@ -27,7 +27,8 @@ import { openPostgres, type DatabaseHandle } from '../../src/store/database.js';
 import { createApiKeyStore } from '../../src/store/apiKeys.js';
 import { isPetAsSent, listAllPets, send, type HttpResponse } from './support/http.js';
 import { seededRandom } from './support/random.js';
-import { killAll, postgresStore, startServerProcess, stopServer, type ServerProcess } from './support/server.js';
+import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
+import { killAll, pgbouncerStore, postgresStore, startServerProcess, stopServer, type ServerProcess, type Store } from './support/server.js';
 
 const CREATES = 1_000;
 /** Creates sent to both instances at once with one Idempotency-Key each. */
@@ -51,6 +52,10 @@ const KEY_POLL_MS = 20;
 
 const postgresUrl = process.env.DATABASE_URL || undefined;
 if (!postgresUrl) console.warn('[scale-out] DATABASE_URL is not set: the two-instance scale-out test is skipped.');
+const poolerMissing = pgbouncerMissing();
+if (postgresUrl && poolerMissing !== undefined) console.warn(`[scale-out] the runs through PgBouncer are skipped: ${poolerMissing}.`);
+/** How the instances reach the database: directly, and through one transaction-mode PgBouncer they share. */
+const WAYS: Array<[string, (adminUrl: string, prefix: string) => Promise<Store>]> = [['directly', postgresStore], ...(poolerMissing === undefined ? [['through PgBouncer (transaction mode)', pgbouncerStore] as [string, typeof pgbouncerStore]] : [])];
 
 const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold'];
 
@@ -133,13 +138,13 @@ async function checkListing(server: ServerProcess, key: string, acknowledged: Ma
   expect(listed.length, `${label}: listed count`).toBe(acknowledged.size);
 }
 
-describe.skipIf(!postgresUrl)(`scale-out: two instances on one PostgreSQL database${postgresUrl ? '' : ' (skipped: DATABASE_URL is not set)'}`, () => {
+describe.skipIf(!postgresUrl).each(WAYS)(`scale-out: two instances on one PostgreSQL database, %s${postgresUrl ? '' : ' (skipped: DATABASE_URL is not set)'}`, (way, openStore) => {
   afterAll(killAll);
 
   it(`${CREATES} concurrent creates over two instances get distinct ids, list once via either, and key revocation reaches both within the bound`, async () => {
     if (!postgresUrl) return;
     const random = seededRandom('scale-out');
-    const store = await postgresStore(postgresUrl, 'scaleout');
+    const store = await openStore(postgresUrl, 'scaleout');
     const agents: Agent[] = [];
     /** The test's own handle on the shared database, for the key store (as `npm run keys` uses it). */
     let direct: DatabaseHandle | undefined;
@@ -214,7 +219,7 @@ describe.skipIf(!postgresUrl)(`scale-out: two instances on one PostgreSQL databa
       expect(crossReads, 'pets that did not read back unchanged through the other instance').toEqual([]);
 
       // ---- Keys: created in the shared database, valid on both; revoked, refused by both in time.
-      direct = await openPostgres({ connection: store.env.DATABASE_URL as string });
+      direct = await openPostgres({ connection: store.env.DATABASE_URL as string, preparedStatements: store.env.DATABASE_PREPARED_STATEMENTS !== 'off' });
       const keys = createApiKeyStore(direct.db);
       const probe = await keys.create('scale-out probe');
       const createdAt = Date.now();
@@ -242,11 +247,11 @@ describe.skipIf(!postgresUrl)(`scale-out: two instances on one PostgreSQL databa
 
       const [toA, toB] = refusedAfter as [number, number];
       console.info(
-        `[scale-out] ${CREATES} creates (${IN_FLIGHT} in flight) took ${createMs} ms; a new key was accepted after ${acceptedAfter.join(' / ')} ms (A / B); ` +
+        `[scale-out ${way}] ${CREATES} creates (${IN_FLIGHT} in flight) took ${createMs} ms; a new key was accepted after ${acceptedAfter.join(' / ')} ms (A / B); ` +
           `revocation refused after ${toA} / ${toB} ms (A / B), polled every ${KEY_POLL_MS} ms; bound ${KEY_BOUND_MS} ms = KEY_REFRESH_MS ${KEY_REFRESH_MS} + ${RELOAD_ALLOWANCE_MS} for one reload`,
       );
       console.info(
-        `scale-out: ${CREATES} creates over 2 instances (${perInstance[0]} + ${perInstance[1]}), ${acknowledged.size} distinct ids, each listed once via both; ` +
+        `scale-out ${way}: ${CREATES} creates over 2 instances (${perInstance[0]} + ${perInstance[1]}), ${acknowledged.size} distinct ids, each listed once via both; ` +
           `revocation reached the other instance in ${Math.max(toA, toB)} ms (bound ${KEY_BOUND_MS} ms)`,
       );
     } finally {
@@ -259,7 +264,7 @@ describe.skipIf(!postgresUrl)(`scale-out: two instances on one PostgreSQL databa
 
   it(`${KEYED_CREATES} creates, each sent with one Idempotency-Key to both instances at once, are stored once and replay the same id on both`, async () => {
     if (!postgresUrl) return;
-    const store = await postgresStore(postgresUrl, 'scaleout_once');
+    const store = await openStore(postgresUrl, 'scaleout_once');
     const agents = [new Agent({ keepAlive: true, maxSockets: KEYED_IN_FLIGHT }), new Agent({ keepAlive: true, maxSockets: KEYED_IN_FLIGHT })];
     try {
       const a = await startServerProcess(store);
@@ -319,7 +324,7 @@ describe.skipIf(!postgresUrl)(`scale-out: two instances on one PostgreSQL databa
       }
       const firstOnA = answers.filter((pair) => pair.some((x) => !x.replayed && x.path.endsWith('A'))).length;
       console.info(
-        `exactly-once creates (two instances, postgres): intended ${KEYED_CREATES}, stored ${stored}, duplicated ${duplicated}, lost ${lost}; ` +
+        `exactly-once creates (two instances, postgres ${way}): intended ${KEYED_CREATES}, stored ${stored}, duplicated ${duplicated}, lost ${lost}; ` +
           `each key sent to A and B at once: first creates ${firstOnA} on A + ${KEYED_CREATES - firstOnA} on B, ${inUse} 409s (${crossed} answers came after moving to the other instance), ` +
           `every other answer a replay of the same id; then all ${KEYED_CREATES} keys replayed the same id on both instances`,
       );

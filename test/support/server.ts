@@ -5,6 +5,8 @@
  *   sqlite    a temp SQLite file
  *   pglite    PGlite: PostgreSQL in-process, so the PostgreSQL dialect is tested on every machine
  *   postgres  a real PostgreSQL (DATABASE_URL), in a database created for this run and dropped after
+ *   pgbouncer the same, reached through a PgBouncer in transaction mode started for the run, with
+ *             named prepared statements off (DATABASE_PREPARED_STATEMENTS=off), as behind a pooler
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,29 +21,33 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import type { OpenApiDocument } from '../../src/spec.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
+import { pgbouncerMissing, startPgbouncer } from '../../scripts/lib/pgbouncer.js';
 import { startPglite } from './pglite.js';
 
-export type Target = 'sqlite' | 'pglite' | 'postgres';
+export type Target = 'sqlite' | 'pglite' | 'postgres' | 'pgbouncer';
 
 const realPostgresUrl = process.env.DATABASE_URL;
-const ALL_TARGETS: readonly Target[] = ['sqlite', 'pglite', 'postgres'];
+const ALL_TARGETS: readonly Target[] = ['sqlite', 'pglite', 'postgres', 'pgbouncer'];
 
 /**
  * The stores this run covers: TEST_STORAGE, set per suite by vitest.config.ts (`npm test` runs
- * SQLite, `npm run test:storage` PGlite and PostgreSQL), else all three; PostgreSQL only when
- * DATABASE_URL is set.
+ * SQLite, `npm run test:storage` PGlite, PostgreSQL and PostgreSQL through PgBouncer), else all
+ * four; PostgreSQL only when DATABASE_URL is set, PgBouncer only when it is installed too.
  */
-export function selectStorage(env: NodeJS.ProcessEnv = process.env): Target[] {
+export function selectStorage(env: NodeJS.ProcessEnv = process.env, pgbouncerProblem: () => string | undefined = () => pgbouncerMissing(env)): Target[] {
   const asked = env.TEST_STORAGE?.trim() ? env.TEST_STORAGE.split(',').map((s) => s.trim()) : [...ALL_TARGETS];
   const unknown = asked.filter((name) => !(ALL_TARGETS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`TEST_STORAGE: unknown store(s) ${unknown.join(', ')}; use a comma-separated list of ${ALL_TARGETS.join(', ')}`);
-  return ALL_TARGETS.filter((target) => asked.includes(target) && (target !== 'postgres' || env.DATABASE_URL));
+  return ALL_TARGETS.filter((target) => asked.includes(target) && (target !== 'postgres' || env.DATABASE_URL) && (target !== 'pgbouncer' || pgbouncerProblem() === undefined));
 }
 
 export const targets: Target[] = selectStorage();
-if (!realPostgresUrl && (!process.env.TEST_STORAGE || process.env.TEST_STORAGE.includes('postgres'))) {
+const askedFor = (target: Target) => !process.env.TEST_STORAGE || process.env.TEST_STORAGE.includes(target);
+if (!realPostgresUrl && askedFor('postgres')) {
   console.warn('DATABASE_URL is not set: the real-PostgreSQL target is skipped (SQLite and PGlite still run).');
 }
+const pgbouncerProblem = askedFor('pgbouncer') ? pgbouncerMissing() : undefined;
+if (pgbouncerProblem !== undefined) console.warn(`The PgBouncer target is skipped: ${pgbouncerProblem}.`);
 
 export interface TestServer {
   server: RunningServer;
@@ -103,6 +109,22 @@ export async function openTestStorage(target: Target): Promise<StorageHandle> {
   }
   if (!realPostgresUrl) throw new Error('DATABASE_URL is not set');
   const scratch = await createScratchDatabase(realPostgresUrl, 'test');
+  if (target === 'pgbouncer') {
+    const pooler = await startPgbouncer(realPostgresUrl);
+    const database = await openPostgres({ connection: pooler.through(scratch.url), preparedStatements: false }).catch(async (error: unknown) => {
+      await pooler.stop();
+      await scratch.drop();
+      throw error;
+    });
+    return {
+      database,
+      dispose: async () => {
+        await database.close();
+        await pooler.stop();
+        await scratch.drop();
+      },
+    };
+  }
   const database = await openPostgres({ connection: scratch.url });
   return {
     database,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { bundledServerArgs, root } from '../../../scripts/lib/bundle.js';
 import { createScratchDatabase } from '../../../scripts/lib/scratchDatabase.js';
 import { startProcess, stopProcess, type Exit, type RunningProcess } from '../../../scripts/lib/processes.js';
+import { startPgbouncer } from '../../../scripts/lib/pgbouncer.js';
 
 export interface ServerProcess {
   proc: RunningProcess;
@@ -56,6 +57,28 @@ export async function postgresStore(adminUrl: string, prefix: string): Promise<S
     env: { DATABASE_URL: scratch.url },
     label: `postgres (${scratch.name})`,
     dispose: scratch.drop,
+  };
+}
+
+/**
+ * The same, reached through a PgBouncer in transaction mode started for it (test/support/pgbouncer.ts),
+ * with named statements off as behind any transaction pooler: every server started on this store
+ * shares the pooler, as instances behind one do. dispose stops the pooler, then drops the database.
+ */
+export async function pgbouncerStore(adminUrl: string, prefix: string): Promise<Store> {
+  const scratch = await createScratchDatabase(adminUrl, prefix);
+  const pooler = await startPgbouncer(adminUrl).catch(async (error: unknown) => {
+    await scratch.drop();
+    throw error;
+  });
+  return {
+    kind: 'postgres',
+    env: { DATABASE_URL: pooler.through(scratch.url), DATABASE_PREPARED_STATEMENTS: 'off' },
+    label: `postgres through PgBouncer (${scratch.name})`,
+    dispose: async () => {
+      await pooler.stop();
+      await scratch.drop();
+    },
   };
 }
 
