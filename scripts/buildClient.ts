@@ -8,7 +8,7 @@ import { join, relative, resolve } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { buildClientPackage } from './lib/clientPackage.js';
 import { commandLine, fail, usageError } from './lib/commandLine.js';
-import { parseVersion } from './lib/releases.js';
+import { parseVersion } from './lib/contract/releases.js';
 
 const HELP = `Usage: npm run build:client [-- --release <x.y.z>] [--out <dir>]
 

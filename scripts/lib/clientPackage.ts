@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import type { OpenApiDocument } from '../../src/spec.js';
 import { clientSources, generatedHeader } from './clientSources.js';
-import { parseVersion } from './releases.js';
+import { parseVersion } from './contract/releases.js';
 
 export interface ClientBuild {
   /** The project whose client/ holds the sources. */
