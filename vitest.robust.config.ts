@@ -4,7 +4,7 @@ import base from './vitest.config.js';
 /**
  * `npm run test:robust`: the slow proofs (crashes, shutdown under load, outages); CI runs them too.
  * They start the server `npm start` ships, the esbuild bundle: the globalSetup builds it once per
- * run when dist/ is missing or older than its sources (test/support/bundle.ts).
+ * run when dist/ is missing or older than its sources (scripts/lib/bundle.ts).
  */
 const merged = mergeConfig(
   base,

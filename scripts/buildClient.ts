@@ -1,14 +1,14 @@
 /**
  * `npm run build:client`: the client package, @animal-store/client, of the working contract or of
  * a frozen release, as a tarball ready for `npm publish` or `npm install <file>`. Which contract,
- * and when it refuses: HELP. The build itself: scripts/lib/clientPackage.ts.
+ * and when it refuses: HELP. The build itself: scripts/lib/client/clientPackage.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { projectRoot } from '../src/paths.js';
-import { buildClientPackage } from './lib/clientPackage.js';
+import { buildClientPackage } from './lib/client/clientPackage.js';
 import { commandLine, fail, usageError } from './lib/commandLine.js';
-import { parseVersion } from './lib/releases.js';
+import { parseVersion } from './lib/contract/releases.js';
 
 const HELP = `Usage: npm run build:client [-- --release <x.y.z>] [--out <dir>]
 

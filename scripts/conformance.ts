@@ -13,7 +13,7 @@
  * workflows declare it `format: password`, so Respect masks it, and everything this script prints
  * is masked again here in case a Respect version does not.
  */
-import { main } from './lib/conformanceCommand.js';
+import { main } from './lib/conformance/conformanceCommand.js';
 
 const code = await main(process.argv.slice(2), { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text), env: process.env, isTTY: process.stdout.isTTY === true });
 process.exit(code);

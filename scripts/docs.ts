@@ -5,7 +5,8 @@
  *   dist/docs/index.html            the working contract (generated/openapi.json)
  *   dist/docs/<x.y.z>/index.html    each release (spec/released/<x.y.z>.json), with its openapi.json
  *   dist/docs/changes.html          what changed from each release to the next, and from the newest
- *                                   release to the working contract (scripts/lib/contractChanges.ts)
+ *                                   release to the working contract
+ *                                   (scripts/lib/contract/contractChanges.ts)
  *   dist/docs/openapi.json          the working contract, offered for download
  *   dist/docs/CHANGELOG.md          the contract's changelog (spec/CHANGELOG.md), published with it
  *   dist/docs-server/               the same pages as the server serves them under /docs: absolute
@@ -13,10 +14,10 @@
  *                                   page lists one more server first, whose URL src/http/web.ts
  *                                   replaces with its own (SERVED_ORIGIN_PLACEHOLDER)
  *
- * Every page has the version bar (scripts/lib/docsMenu.ts); the reference pages have the "Try
- * it" panel (scripts/lib/docsTryIt*.ts). No page makes a network request when opened: how Redoc is
- * inlined and sealed is in scripts/lib/docsPage.ts, and this script refuses to write a page that
- * would still load something from afar.
+ * Every page has the version bar (scripts/lib/docs/docsMenu.ts); the reference pages have the "Try
+ * it" panel (scripts/lib/docs/docsTryIt*.ts). No page makes a network request when opened: how
+ * Redoc is inlined and sealed is in scripts/lib/docs/docsPage.ts, and this script refuses to write
+ * a page that would still load something from afar.
  *
  * The server's working page is rendered by Redoc itself with the placeholder server: Redoc renders
  * the page ahead (server-side) and then hydrates it from the definition embedded in the last
@@ -39,13 +40,13 @@ import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
 import { commandLine, fail } from './lib/commandLine.js';
-import { contractChanges } from './lib/contractChanges.js';
-import { changesPageHtml, operationAnchors, type ChangeStep, type StepEnd } from './lib/docsChanges.js';
-import { docsDocument, type DocsDocument } from './lib/docsContract.js';
-import { barHtml, type DocsPageId, type DocsVariant } from './lib/docsMenu.js';
-import { dressReferencePage, pruneRenderCache, remoteResources, renderRedoc, tryItPanelScript, writeAtomically } from './lib/docsPage.js';
-import { basePathOf, SANDBOX_BASE_URL, tryItOperations, type TryItConfig } from './lib/docsTryIt.js';
-import { releasesIn, type Release } from './lib/releases.js';
+import { contractChanges } from './lib/contract/contractChanges.js';
+import { releasesIn, type Release } from './lib/contract/releases.js';
+import { changesPageHtml, operationAnchors, type ChangeStep, type StepEnd } from './lib/docs/docsChanges.js';
+import { docsDocument, type DocsDocument } from './lib/docs/docsContract.js';
+import { barHtml, type DocsPageId, type DocsVariant } from './lib/docs/docsMenu.js';
+import { dressReferencePage, pruneRenderCache, remoteResources, renderRedoc, tryItPanelScript, writeAtomically } from './lib/docs/docsPage.js';
+import { basePathOf, SANDBOX_BASE_URL, tryItOperations, type TryItConfig } from './lib/docs/docsTryIt.js';
 
 const HELP = `Usage: npm run docs
 
@@ -70,7 +71,7 @@ const releasedDir = join(root, 'spec', 'released');
 const publishedDir = dirname(docsPath);
 const servedDir = dirname(servedDocsPath(docsPath));
 const VERSION_FOLDER = /^\d+\.\d+\.\d+$/;
-/** Redoc's pages by content hash (scripts/lib/docsPage.ts): a release is rendered once. */
+/** Redoc's pages by content hash (scripts/lib/docs/docsPage.ts): a release is rendered once. */
 const cacheDir = join(root, 'dist', '.docs-cache');
 
 if (!existsSync(bundledSpecPath)) fail(`${rel(bundledSpecPath)} is missing: run \`npm run generate\` first.`);

@@ -7,7 +7,8 @@
  *   client/generated/operations.ts  each operation's method and path by operationId, the JSDoc of the
  *                            client's per-operation methods (`api.getPet(…)`), `@deprecated` included,
  *                            and the response headers each declares per status, with their kinds
- *                            (both from scripts/lib/clientSources.ts, which build:client also uses)
+ *                            (both from scripts/lib/client/clientSources.ts, which build:client
+ *                            also uses)
  *   handlers/<operationId>.ts  a 501 stub for every operation that has no handler yet (never overwritten)
  *   generated/handlers.ts    the handler map: one handler per operationId, from handlers/
  *   generated/stores.ts      every resource store of src/store/resources/: what handlers get as `deps.<name>`
@@ -21,7 +22,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
-import { clientSources, generatedHeader } from './lib/clientSources.js';
+import { clientSources, generatedHeader } from './lib/client/clientSources.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { bundleSpec } from './lib/redocly.js';
 

@@ -4,15 +4,15 @@
  * the first failure: removing a field from Pet stopped at Redocly's example errors, and the
  * breaking-change gate, which says why the change breaks clients, never ran.
  *
- * The sunset calendar runs in this process (scripts/lib/sunsets.ts): it is a few lines over the
- * parsed spec, and a tsx start of its own would cost more than the check.
+ * The sunset calendar runs in this process (scripts/lib/contract/sunsets.ts): it is a few lines
+ * over the parsed spec, and a tsx start of its own would cost more than the check.
  */
 import { execFile, spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { isRedoclyNoticeLine, redocly, redoclyEnv } from './lib/redocly.js';
-import { CONTRACT_DATE, ContractDateError, WARNING_DAYS, checkSunsetCalendar, contractDay } from './lib/sunsets.js';
+import { CONTRACT_DATE, ContractDateError, WARNING_DAYS, checkSunsetCalendar, contractDay } from './lib/contract/sunsets.js';
 
 const HELP = `Usage: npm run lint
 

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseDocument, stringify } from 'yaml';
 import { redocly, redoclyEnv } from '../scripts/lib/redocly.js';
-import { WAIVERS_FILE } from '../scripts/lib/waivers.js';
+import { WAIVERS_FILE } from '../scripts/lib/contract/waivers.js';
 import { append, BREAKS, ERROR_CODES, IF_NONE_MATCH_NARROWED, mutate, PASSES, REMOVE_GET_PET, SUNSET_LINE, SUNSET_PASSES, type Case } from './support/breakingCorpus.js';
 import { runGate, type GateResult } from './support/gate.js';
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BuiltClient } from '../scripts/lib/clientPackage.js';
+import type { BuiltClient } from '../scripts/lib/client/clientPackage.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { projectRoot } from '../src/paths.js';
 import { buildWorkingClient, emptyProject, npm } from './support/clientConsumer.js';

@@ -6,15 +6,15 @@
  * against a server whose getPet answer lacks a header the contract requires, and with a key the
  * deployment never issued.
  *
- * Most runs call its main (scripts/lib/conformanceCommand.ts) in this process, Respect still its
- * child: npm and a TypeScript start per run cost more than the script's own work. The run against
- * the real server and one refused run go through `npm run conformance`, to prove the command's
- * wiring (its arguments, environment, output and exit status).
+ * Most runs call its main (scripts/lib/conformance/conformanceCommand.ts) in this process, Respect
+ * still its child: npm and a TypeScript start per run cost more than the script's own work. The run
+ * against the real server and one refused run go through `npm run conformance`, to prove the
+ * command's wiring (its arguments, environment, output and exit status).
  */
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main as conformanceMain } from '../scripts/lib/conformanceCommand.js';
+import { main as conformanceMain } from '../scripts/lib/conformance/conformanceCommand.js';
 import { projectRoot } from '../src/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { addPets, startTestServer, type Target, type TestServer } from './support/server.js';

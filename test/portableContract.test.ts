@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { comparePatterns } from '../scripts/lib/patternScope.js';
+import { comparePatterns } from '../scripts/lib/contract/patternScope.js';
 import { MAX_REQUEST_HEAD_BYTES } from '../src/transport/clientError.js';
 import { loadBundledSpec } from '../src/spec.js';
 import { runGate } from './support/gate.js';

@@ -1,20 +1,21 @@
 /**
  * `npm run release -- <x.y.z>` on a copy of the project (a git checkout, as a release is made
- * from): a release writes exactly the files it should, each as it should, and every refusal
- * leaves every file of the project byte-identical. Also the computed changes it writes
- * (scripts/lib/contractChanges.ts), read on the released contracts themselves.
+ * from): a release writes exactly the files it should, each as it should, and every refusal leaves
+ * every file of the project byte-identical. Also the computed changes it writes
+ * (scripts/lib/contract/contractChanges.ts), read on the released contracts themselves.
  *
- * The release runs in this process (the main of scripts/lib/releaseCommand.ts, on the copy), its
- * checks and generate as the children they are: npm and a TypeScript start per case cost more
- * than most refusals. The release itself, and one refusal compared byte for byte with the in-process run, go
- * through `npm run release`, to prove the command prints and exits as the function says.
+ * The release runs in this process (the main of scripts/lib/contract/releaseCommand.ts, on the
+ * copy), its checks and generate as the children they are: npm and a TypeScript start per case cost
+ * more than most refusals. The release itself, and one refusal compared byte for byte with the
+ * in-process run, go through `npm run release`, to prove the command prints and exits as the
+ * function says.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main as releaseMain } from '../scripts/lib/releaseCommand.js';
-import { changesMarkdown, contractChanges, type ChangeGroup } from '../scripts/lib/contractChanges.js';
+import { main as releaseMain } from '../scripts/lib/contract/releaseCommand.js';
+import { changesMarkdown, contractChanges, type ChangeGroup } from '../scripts/lib/contract/contractChanges.js';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
 
 const DATE = '2026-12-01';
@@ -263,7 +264,7 @@ describe('npm run release <next minor>', () => {
   });
 });
 
-describe('the computed changes (scripts/lib/contractChanges.ts)', () => {
+describe('the computed changes (scripts/lib/contract/contractChanges.ts)', () => {
   const released = (version: string) => join(projectRoot, 'spec', 'released', `${version}.json`);
   let groups: ChangeGroup[];
   beforeAll(async () => {

@@ -1,14 +1,14 @@
 /**
- * The contract's calendar (scripts/lib/sunsets.ts), called directly: which day CONTRACT_DATE
- * names, the `sunset calendar` step of `npm run lint` on the working spec/openapi.yaml around
- * getPet's sunset (2030-12-05T00:00:00Z), and which changes the breaking-change gate excuses for
- * an operation removed after its sunset. How the scripts wire them is tested in
- * test/breaking.test.ts and test/lint.test.ts.
+ * The contract's calendar (scripts/lib/contract/sunsets.ts), called directly: which day
+ * CONTRACT_DATE names, the `sunset calendar` step of `npm run lint` on the working
+ * spec/openapi.yaml around getPet's sunset (2030-12-05T00:00:00Z), and which changes the
+ * breaking-change gate excuses for an operation removed after its sunset. How the scripts wire them
+ * is tested in test/breaking.test.ts and test/lint.test.ts.
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ContractDateError, checkSunsetCalendar, contractDay, sunsetRemovals } from '../scripts/lib/sunsets.js';
+import { ContractDateError, checkSunsetCalendar, contractDay, sunsetRemovals } from '../scripts/lib/contract/sunsets.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const on = (date: string) => contractDay({ CONTRACT_DATE: date });

@@ -40,7 +40,7 @@ const OUTPUTS = [
  * panel is bundled into the pages by path, not imported), and what decides the bundled
  * dependencies (lockfile, patches). The scripts `npm run build` runs are found by buildScripts.
  */
-const FIXED_INPUTS = ['package.json', 'package-lock.json', 'scripts/lib/docsTryItPanel.ts', 'spec/released', 'generated/openapi.json', 'spec/CHANGELOG.md', 'redocly.yaml', 'patches'];
+const FIXED_INPUTS = ['package.json', 'package-lock.json', 'scripts/lib/docs/docsTryItPanel.ts', 'spec/released', 'generated/openapi.json', 'spec/CHANGELOG.md', 'redocly.yaml', 'patches'];
 
 /** The scripts `npm run build` runs and every module of ours they import, as esbuild resolves them: a list kept by hand went stale. */
 function buildScripts(): string[] {

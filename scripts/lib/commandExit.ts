@@ -2,7 +2,7 @@
  * How a command run in process ends early: where its script would call `process.exit(code)`, its
  * code throws a CommandExit (its message already written), and `exitStatus` turns that back into
  * the status the command resolves with. Shared by the gate, the release and the conformance check
- * (scripts/lib/*Command.ts), which the tests call in their own process.
+ * (the *Command.ts modules under scripts/lib/), which the tests call in their own process.
  */
 export class CommandExit {
   constructor(readonly code: number) {}

@@ -1,8 +1,8 @@
 /**
  * The command line of the scripts: Node's `util.parseArgs`, strict (an unknown option or a stray
  * argument is a usage error: the message, then the help, exit 2), with `--help`/`-h` printing the
- * help and exiting 0. A command run in process (scripts/lib/*Command.ts) ends with a CommandExit
- * where a script's process exits.
+ * help and exiting 0. A command run in process (a *Command.ts under scripts/lib/) ends with a
+ * CommandExit where a script's process exits.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CommandExit } from './commandExit.js';

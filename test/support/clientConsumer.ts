@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildClientPackage, type BuiltClient } from '../../scripts/lib/clientPackage.js';
+import { buildClientPackage, type BuiltClient } from '../../scripts/lib/client/clientPackage.js';
 import { projectRoot } from '../../src/paths.js';
 
 /** The package of the working contract (which the tests' checkout keeps equal to its release), built into `outDir`. */

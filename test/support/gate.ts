@@ -1,7 +1,7 @@
 /**
- * The breaking-change gate (scripts/lib/breakingCommand.ts) run in the test's own process: what
- * it prints and its exit status, as `npm run breaking` would give them, without a TypeScript start
- * per run.
+ * The breaking-change gate (scripts/lib/contract/breakingCommand.ts) run in the test's own process:
+ * what it prints and its exit status, as `npm run breaking` would give them, without a TypeScript
+ * start per run.
  * A test file runs it dozens of times against the same few contracts, so each contract is read and
  * dereferenced once per file (keyed by its path and text: the specs here hold no $ref to another
  * file) and shared by the runs: a comparison leaves the documents it is given as they were.
@@ -9,9 +9,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { main } from '../../scripts/lib/breakingCommand.js';
-import { loadContract } from '../../scripts/lib/contractDiff.js';
-import { CONTRACT_DATE } from '../../scripts/lib/sunsets.js';
+import { main } from '../../scripts/lib/contract/breakingCommand.js';
+import { loadContract } from '../../scripts/lib/contract/contractDiff.js';
+import { CONTRACT_DATE } from '../../scripts/lib/contract/sunsets.js';
 
 export interface GateResult {
   code: number;

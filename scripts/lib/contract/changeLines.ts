@@ -25,7 +25,7 @@ import {
   type SchemaOwner,
   type Seen,
 } from './changeWords.js';
-import { isNode, operationsOf as operationsIn, type Node } from './operations.js';
+import { isNode, operationsOf as operationsIn, type Node } from '../operations.js';
 
 // ---------------------------------------------------------------------------------------------
 // Operations.

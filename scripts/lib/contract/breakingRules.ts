@@ -36,7 +36,7 @@ const ALL_BREAKING: ClassifyRule = [breaking, breaking, breaking];
 /** The tool's rule at `keys`; a new version that moved it must fail loudly, not judge silently. */
 function rule(rules: unknown, ...keys: string[]): RuleNode {
   const node = at(rules, keys);
-  if (!isNode(node)) throw new Error(`api-smart-diff has no rule ${keys.join('')} any more: update scripts/lib/breakingRules.ts`);
+  if (!isNode(node)) throw new Error(`api-smart-diff has no rule ${keys.join('')} any more: update scripts/lib/contract/breakingRules.ts`);
   return node;
 }
 

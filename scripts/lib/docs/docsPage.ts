@@ -24,12 +24,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../../src/paths.js';
+import { redoclyOutput } from '../redocly.js';
 import type { DocsDocument } from './docsContract.js';
 import { DOCS_PAGE_CSP, scriptJson } from './docsHtml.js';
 import { BAR_CSS, BAR_HEIGHT_PX } from './docsMenu.js';
 import type { TryItConfig } from './docsTryIt.js';
-import { redoclyOutput } from './redocly.js';
 
 /** Stands in for the Redocly logo of the attribution badge, which Redoc fetches from cdn.redoc.ly. */
 const REDOCLY_WORDMARK =

@@ -4,8 +4,8 @@
  * pattern. ./changeLines.ts places them in an operation.
  */
 import type { Diff } from 'api-smart-diff';
-import { isoDay } from '../../src/instant.js';
-import { isNode } from './operations.js';
+import { isoDay } from '../../../src/instant.js';
+import { isNode } from '../operations.js';
 import { comparePatterns, type PatternRelation } from './patternScope.js';
 
 export type ChangeKind = 'added' | 'changed' | 'deprecated' | 'removed';

@@ -1,7 +1,7 @@
 /**
- * Builds the client package, @animal-store/client, for one contract: client/'s hand-written
- * sources with that contract's types and operation table (scripts/lib/clientSources.ts), compiled
- * to JavaScript and declarations, with the contract itself and its changelog section, packed by
+ * Builds the client package, @animal-store/client, for one contract: client/'s hand-written sources
+ * with that contract's types and operation table (scripts/lib/client/clientSources.ts), compiled to
+ * JavaScript and declarations, with the contract itself and its changelog section, packed by
  * `npm pack`. The package's version is the contract's `info.version`. `npm run build:client` and
  * `npm run release` both build through here, so the client of every release is built the same way.
  */
@@ -10,9 +10,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
-import type { OpenApiDocument } from '../../src/spec.js';
+import type { OpenApiDocument } from '../../../src/spec.js';
 import { clientSources, generatedHeader } from './clientSources.js';
-import { parseVersion } from './releases.js';
+import { parseVersion } from '../contract/releases.js';
 
 export interface ClientBuild {
   /** The project whose client/ holds the sources. */

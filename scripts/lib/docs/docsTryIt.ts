@@ -4,7 +4,7 @@
  * body's first example. Derived from the bundled contract when the docs are built, so a new
  * operation gets its form without code; the panel itself (./docsTryItPanel.ts) only reads this.
  */
-import { isNode, operationsOf, resolveRef, type Node } from './operations.js';
+import { isNode, operationsOf, resolveRef, type Node } from '../operations.js';
 
 /** One parameter as the panel's form shows it. */
 export interface TryItParameter {

@@ -1,6 +1,6 @@
 /**
- * The docs' "Try it" panel, as it runs in the reader's browser (scripts/lib/docsPage.ts bundles
- * this file with esbuild into each Redoc page). It reads the operations from the page's
+ * The docs' "Try it" panel, as it runs in the reader's browser (scripts/lib/docs/docsPage.ts
+ * bundles this file with esbuild into each Redoc page). It reads the operations from the page's
  * `#try-it-config` block (./docsTryIt.ts derives them from the contract), shows a form for the
  * chosen operation, sends the call with fetch and shows the answer: status, the headers the
  * server lets a page read, and the body.

@@ -8,12 +8,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { projectRoot } from '../../src/paths.js';
-import { CommandExit, exitStatus } from './commandExit.js';
-import { parseCommandLine, type CommandOutput } from './commandLine.js';
-import { isNode } from './operations.js';
-import { startProcess } from './processes.js';
-import { isRedoclyNoticeLine, redocly, redoclyEnv } from './redocly.js';
+import { projectRoot } from '../../../src/paths.js';
+import { CommandExit, exitStatus } from '../commandExit.js';
+import { parseCommandLine, type CommandOutput } from '../commandLine.js';
+import { isNode } from '../operations.js';
+import { startProcess } from '../processes.js';
+import { isRedoclyNoticeLine, redocly, redoclyEnv } from '../redocly.js';
 import { describeCheck, readReport, stepDescriptions, type CheckResult, type WorkflowResult } from './respectReport.js';
 
 const READ = 'conformance/read.arazzo.yaml';

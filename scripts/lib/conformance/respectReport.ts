@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { projectRoot } from '../../src/paths.js';
-import { isNode } from './operations.js';
+import { projectRoot } from '../../../src/paths.js';
+import { isNode } from '../operations.js';
 
 export interface CheckResult {
   name: string;

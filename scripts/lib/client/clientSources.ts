@@ -6,8 +6,8 @@
  */
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { operationsOf, type OpenApiDocument, type OperationInfo } from '../../src/spec.js';
-import { day } from './docsContract.js';
+import { operationsOf, type OpenApiDocument, type OperationInfo } from '../../../src/spec.js';
+import { day } from '../docs/docsContract.js';
 import { HEADER_KINDS, responseHeadersOf, type HeaderFact, type StatusHeaders } from './responseHeaders.js';
 
 /** The first line of a generated file: which command wrote it, from what. */

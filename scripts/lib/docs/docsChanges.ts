@@ -5,10 +5,10 @@
  * ./contractChanges.ts (the same words the changelog gets); this module only lays them out, as
  * plain HTML with every text escaped, no script, under the same CSP as the reference pages.
  */
-import type { ChangeGroup } from './contractChanges.js';
+import type { ChangeGroup } from '../contract/contractChanges.js';
+import { operationsOf } from '../operations.js';
 import { DOCS_PAGE_CSP, escapeHtml, inlineCodeHtml } from './docsHtml.js';
 import { BAR_CSS, BAR_HEIGHT_PX, docsHref, type DocsPageId, type DocsVariant } from './docsMenu.js';
-import { operationsOf } from './operations.js';
 
 /** One end of a step: a page of the docs and the contract it shows. */
 export interface StepEnd {

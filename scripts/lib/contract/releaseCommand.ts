@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isScalar, parseDocument } from 'yaml';
-import { projectRoot } from '../../src/paths.js';
-import { buildClientPackage, tarballName } from './clientPackage.js';
-import { CommandExit, exitStatus } from './commandExit.js';
+import { projectRoot } from '../../../src/paths.js';
+import { buildClientPackage, tarballName } from '../client/clientPackage.js';
+import { CommandExit, exitStatus } from '../commandExit.js';
+import { redoclyEnv } from '../redocly.js';
 import { changesMarkdown, contractChanges, type ChangeGroup } from './contractChanges.js';
-import { redoclyEnv } from './redocly.js';
 import { compareVersions, parseVersion, releasesIn } from './releases.js';
 import { dayStart } from './sunsets.js';
 
