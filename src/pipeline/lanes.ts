@@ -19,7 +19,6 @@ const WEB_WARMUP_MS = 1000;
 interface LaneOptions {
   /** Whether a URL is under the API's base path. */
   serves(url: string): boolean;
-  responder: Responder;
   logger: Logger;
 }
 
@@ -47,7 +46,7 @@ function readPath(exchange: Exchange, serves: (url: string) => boolean): string 
 }
 
 export function probesStage(options: LaneOptions & { ping: () => Promise<void>; readiness?: Readiness | undefined }): Stage {
-  const { responder, readiness, logger } = options;
+  const { readiness, logger } = options;
   /**
    * /readyz: 200 when the database answers within READY_TIMEOUT_MS, else a 503 Error; a 503 at
    * once while draining, so a balancer stops routing here before the listener closes.
@@ -80,7 +79,7 @@ export function probesStage(options: LaneOptions & { ping: () => Promise<void>; 
   };
 }
 
-export function webStage(options: LaneOptions & { specJson: string; docsFile: string }): Stage {
+export function webStage(options: LaneOptions & { responder: Responder; specJson: string; docsFile: string }): Stage {
   const { responder, logger } = options;
   let web: Promise<WebLane> | undefined;
   const loadWeb = () => (web ??= import('../http/web.js').then(({ createWeb }) => createWeb({ responder, specJson: options.specJson, docsFile: options.docsFile })));

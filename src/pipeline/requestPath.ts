@@ -124,7 +124,7 @@ export function createApp(options: AppOptions): App {
   const listed: Array<Stage | undefined> = [
     options.metrics && metricsStage(options.metrics),
     cors && corsStage(cors),
-    probesStage({ serves, responder, ping: options.ping, readiness: options.readiness, logger }),
+    probesStage({ serves, ping: options.ping, readiness: options.readiness, logger }),
     webStage({ serves, responder, specJson: JSON.stringify(document), docsFile: options.docsFile, logger }),
     beforeRouting,
     matchStage(backend),
