@@ -76,14 +76,16 @@ describe('a database that cannot be used gets one line', () => {
 
   it('silent or closing: something on the port that never speaks PostgreSQL', async () => {
     // One listener that holds every connection without a word (the pool's 2 s connect bound ends
-    // it), one that closes each at once: a firewall, a half-dead host, another service.
+    // it), one that closes each at once, one that resets each (the client sees ECONNRESET, which
+    // a close can also give, depending on timing): a firewall, a half-dead host, another service.
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => sockets.add(socket)).listen(0, '127.0.0.1');
     const closing = createServer((socket) => socket.destroy()).listen(0, '127.0.0.1');
-    await Promise.all([once(silent, 'listening'), once(closing, 'listening')]);
+    const resetting = createServer((socket) => socket.resetAndDestroy()).listen(0, '127.0.0.1');
+    await Promise.all([once(silent, 'listening'), once(closing, 'listening'), once(resetting, 'listening')]);
     const portOf = (server: Server) => (server.address() as { port: number }).port;
     try {
-      for (const server of [silent, closing]) {
+      for (const server of [silent, closing, resetting]) {
         const url = `postgres://app@127.0.0.1:${portOf(server)}/animals`;
         await expectOneLine({ DATABASE_URL: url }, url, /no answer from 127\.0\.0\.1:\d+ in time|the connection to 127\.0\.0\.1:\d+ closed before PostgreSQL answered/);
       }
@@ -91,6 +93,7 @@ describe('a database that cannot be used gets one line', () => {
       for (const socket of sockets) socket.destroy();
       silent.close();
       closing.close();
+      resetting.close();
     }
   });
 

@@ -49,8 +49,9 @@ function postgresCause(error: DriverError, location: string): string | undefined
   if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout exceeded when trying to connect|connection timeout/i.test(message)) {
     return `no answer from ${host} in time (a wrong address, a firewall dropping the connection, or an overloaded server)`;
   }
-  // node-postgres's word for a connection that closed (or was closed by its connect timeout) before PostgreSQL spoke.
-  if (/Connection terminated unexpectedly/i.test(message)) return `the connection to ${host} closed before PostgreSQL answered (no answer in time, a firewall, or something else than PostgreSQL or a pooler on that port)`;
+  // node-postgres's word for a connection that closed (or was closed by its connect timeout) before PostgreSQL spoke;
+  // the same close seen by the socket first, as a reset, depending on which side notices it first.
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /Connection terminated unexpectedly/i.test(message)) return `the connection to ${host} closed before PostgreSQL answered (no answer in time, a firewall, or something else than PostgreSQL or a pooler on that port)`;
   if (code === '28P01' || /password authentication failed/i.test(message)) return `password authentication failed (${message}): check the user and password in DATABASE_URL`;
   if (code === '28000') {
     if (/(no pg_hba\.conf entry|pg_hba\.conf rejects connection).*no encryption/i.test(message)) return `the server accepts this user only over TLS (${message}): add sslmode=verify-full (and sslrootcert=<CA file>) to DATABASE_URL`;
