@@ -181,21 +181,22 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
   const send: Responder['send'] = (exchange, status, body, headers = {}) => deliver(exchange, status, body, headers);
   const answer: Responder['answer'] = (exchange, { status, body, headers = {} }) => {
     const { operationId } = exchange;
+    const binary = body instanceof BinaryBody;
     if (status !== 200 || operationId === undefined || !conditional.has(operationId)) {
-      deliver(exchange, status, body, body instanceof BinaryBody ? { ...headers, 'Content-Security-Policy': SANDBOXED } : headers);
+      deliver(exchange, status, body, binary ? { ...headers, 'Content-Security-Policy': SANDBOXED } : headers);
       return;
     }
-    const binary = body instanceof BinaryBody ? body : undefined;
-    const text = binary !== undefined ? undefined : body instanceof JsonText ? body.text : JSON.stringify(body);
+    // Serialised once: the tag is taken from the bytes that are sent.
+    const payload = binary ? body : new JsonText(body instanceof JsonText ? body.text : JSON.stringify(body));
     // The handler's headers are part of what the tag covers; the answer's copy gains the tag.
-    const etag = entityTag(binary?.bytes ?? text ?? '', headers);
+    const etag = entityTag(payload instanceof BinaryBody ? payload.bytes : payload.text, headers);
     const tagged: Record<string, string> = {};
     for (const name in headers) tagged[name] = headers[name] as string;
     tagged.ETag = etag;
-    if (binary !== undefined) tagged['Content-Security-Policy'] = SANDBOXED;
+    if (binary) tagged['Content-Security-Policy'] = SANDBOXED;
     const ifNoneMatch = exchange.req.headers['if-none-match'];
     if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) deliver(exchange, 304, undefined, tagged, REVALIDATE);
-    else deliver(exchange, 200, binary ?? new JsonText(text ?? ''), tagged, REVALIDATE);
+    else deliver(exchange, 200, payload, tagged, REVALIDATE);
   };
   /** What a thrown value that is not a Refusal is answered with; logged, since it is the server's failure. */
   const refusalFor = (exchange: Exchange, error: unknown): Refusal => {

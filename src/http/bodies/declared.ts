@@ -41,7 +41,7 @@ export interface DeclaredBody {
   schema: Schema | undefined;
   /** Bytes the whole body may have. */
   limit: number;
-  /** Multipart: its properties' rules, by name. */
+  /** A form's or a multipart body's properties' rules, by name. */
   parts: ReadonlyMap<string, PartRule>;
 }
 
@@ -86,7 +86,7 @@ function describe(mediaType: string, content: unknown): DeclaredBody {
   const kind = kindOf(mediaType.toLowerCase());
   // A copy: openapi-backend, compiling its own body validator, takes file parts out of the `required` of the schema it is given.
   const schema = isSchema(content) && isSchema(content.schema) ? structuredClone(content.schema) : undefined;
-  const parts = kind === 'multipart' ? partRules(schema, isSchema(content) ? content.encoding : undefined) : new Map<string, PartRule>();
+  const parts = kind === 'multipart' || kind === 'form' ? partRules(schema, isSchema(content) ? content.encoding : undefined) : new Map<string, PartRule>();
   let limit = MAX_BODY_BYTES;
   if (kind === 'raw') limit = byteLimit(schema, MAX_UPLOAD_BYTES);
   if (kind === 'multipart') {

@@ -10,15 +10,11 @@ import type { PartRule } from './declared.js';
 export class FieldSet {
   readonly values: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
 
-  constructor(private readonly rules: ReadonlyMap<string, Pick<PartRule, 'array'>> | ((name: string) => boolean)) {}
-
-  private isArray(name: string): boolean {
-    return typeof this.rules === 'function' ? this.rules(name) : this.rules.get(name)?.array === true;
-  }
+  constructor(private readonly rules: ReadonlyMap<string, Pick<PartRule, 'array'>>) {}
 
   add(name: string, value: unknown): void {
     const { values } = this;
-    if (this.isArray(name)) {
+    if (this.rules.get(name)?.array === true) {
       ((values[name] ??= []) as unknown[]).push(value);
       return;
     }

@@ -6,18 +6,13 @@ import { isUtf8 } from 'node:buffer';
 import { refuse } from '../../errors/refusal.js';
 import type { Exchange } from '../exchange.js';
 import { readBytes } from './bytes.js';
-import type { Schema } from './declared.js';
+import type { DeclaredBody } from './declared.js';
 import { FieldSet } from './fields.js';
 
-const isArrayProperty = (schema: Schema | undefined) => (name: string) => {
-  const properties = schema?.properties as Record<string, { type?: unknown }> | undefined;
-  return properties?.[name]?.type === 'array';
-};
-
-export async function readForm(exchange: Exchange, limit: number, schema: Schema | undefined): Promise<Record<string, unknown>> {
-  const buffer = await readBytes(exchange, limit);
+export async function readForm(exchange: Exchange, declared: DeclaredBody): Promise<Record<string, unknown>> {
+  const buffer = await readBytes(exchange, declared.limit);
   if (!isUtf8(buffer)) throw refuse('invalid_json', 'notUtf8');
-  const fields = new FieldSet(isArrayProperty(schema));
+  const fields = new FieldSet(declared.parts);
   for (const [name, value] of new URLSearchParams(buffer.toString('utf8'))) fields.add(name, value);
   return fields.values;
 }

@@ -41,7 +41,7 @@ export async function readBody(exchange: Exchange, bodies: DeclaredBodies): Prom
       value = await readJson(exchange, declared.limit);
       break;
     case 'form':
-      value = await readForm(exchange, declared.limit, declared.schema);
+      value = await readForm(exchange, declared);
       break;
     case 'multipart':
       value = await readMultipart(exchange, declared);
