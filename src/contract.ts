@@ -92,6 +92,11 @@ export interface HandlerDeps extends Stores {
   cursors: CursorCodec;
   /** The API's base path (`/v1`), for links a handler returns. */
   basePath: string;
+  /**
+   * Runs `work` in one transaction: what the stores write inside it commits together or not at
+   * all (src/store/unitOfWork.ts). A request with an `Idempotency-Key` is served inside one already.
+   */
+  unitOfWork<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export type Handler<O extends OperationId> = (request: HandlerRequest<O>, deps: HandlerDeps) => Promise<HandlerResult<O>>;

@@ -16,6 +16,7 @@ import type { ContractViolation } from './http/responseChecker.js';
 import type { KeyChecker } from './pipeline/authenticate.js';
 import type { Logger } from './logger.js';
 import { docsPath } from './paths.js';
+import { inUnitOfWork } from './store/unitOfWork.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
@@ -123,7 +124,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { app, violations, corsFor } = createApp({
     document,
     handlers,
-    deps: { ...openStores({ db: database.db, dialect: database.dialect, onBatch: metrics?.observeBatch }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath },
+    deps: { ...openStores({ db: database.db, dialect: database.dialect, onBatch: metrics?.observeBatch }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) },
     keys: options.keyChecker ?? keyCache,
     ping: database.ping,
     logger,

@@ -82,7 +82,7 @@ async function listenApp(key: string, options: Partial<Parameters<typeof createA
   const app = createApp({
     document: loadBundledSpec(),
     handlers,
-    deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1' },
+    deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1', unitOfWork: (work) => work() },
     keys: { check: (token) => (token === key ? { caller: 'test' } : 'invalid') },
     ping: () => Promise.resolve(),
     logger: createLogger('silent'),
@@ -106,7 +106,7 @@ describe('unexpected failures', () => {
 
   beforeAll(async () => {
     ({ app, request, close } = await listenApp(`ask_${'k'.repeat(43)}`, {
-      deps: { ...failing, cursors: createCursorCodec('test'), basePath: '/v1' },
+      deps: { ...failing, cursors: createCursorCodec('test'), basePath: '/v1', unitOfWork: (work) => work() },
       ping: () => Promise.reject(failure),
       logger: createLogger('info', { write: (line: string) => logs.push(line) }),
       validateResponses: true,

@@ -8,9 +8,11 @@
  * provider, driver and result transform, a cost of the order of a SQLite point read itself
  * (docs/performance.md). The runner sends
  * the same compiled SQL and values over the same connections, with the same timeouts, statement
- * names and error handling; inside a transaction, the query goes through the transaction.
+ * names and error handling; inside a transaction, the query goes through the transaction: the one
+ * given, else the unit of work the caller is in (./unitOfWork.ts).
  */
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+import { currentUnit } from './unitOfWork.js';
 
 /** Where a compiled query runs: the database, or a transaction on it. */
 export interface Executor {
@@ -69,13 +71,14 @@ export type Binder<Args> = <K extends keyof Args & string>(name: K) => Args[K];
 /**
  * `build` receives `bind(name)`, which returns a placeholder to use wherever a per-call value
  * goes; every other value in the query is fixed at compile time. The result runs on `db`, or on
- * the transaction given as its second argument.
+ * the transaction given as its second argument, or on the caller's unit of work (./unitOfWork.ts).
  */
 export function prepare<Args extends Record<string, unknown>, Row>(db: Executor, build: (bind: Binder<Args>) => Compilable<Row>): (args: Args, on?: Executor) => Promise<Row[]> {
   const compiled = build(((name: string) => new Slot(name)) as Binder<Args>).compile();
   const slots = compiled.parameters.map((value) => (value instanceof Slot ? value.name : undefined));
   const direct = directRunnerOf(db);
-  const run = async (args: Args, on: Executor = db): Promise<Row[]> => {
+  const run = async (args: Args, given?: Executor): Promise<Row[]> => {
+    const on = given ?? currentUnit() ?? db;
     const parameters = compiled.parameters.map((value, i) => {
       const name = slots[i];
       return name === undefined ? value : args[name];

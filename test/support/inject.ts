@@ -18,6 +18,7 @@ import { createLogger } from '../../src/logger.js';
 import { createApp, type App, type AppOptions } from '../../src/pipeline/requestPath.js';
 import { loadBundledSpec } from '../../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../../src/store/database.js';
+import { inUnitOfWork } from '../../src/store/unitOfWork.js';
 
 export const INJECT_KEY = `ask_${'i'.repeat(43)}`;
 
@@ -37,7 +38,7 @@ export async function injectable(options: Partial<AppOptions> = {}): Promise<Inj
   const app = createApp({
     document,
     handlers,
-    deps: { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec('inject'), basePath: '/v1' },
+    deps: { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec('inject'), basePath: '/v1', unitOfWork: (work) => inUnitOfWork(database.db, work) },
     keys: { check: (token) => (token === INJECT_KEY ? { caller: 'inject' } : 'invalid') },
     ping: database.ping,
     logger: createLogger('silent'),

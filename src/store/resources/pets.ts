@@ -9,6 +9,7 @@ import { createBatcher } from '../batcher.js';
 import { createKeyRecords, fingerprintOf, KeyRecordedMeanwhile, slotOf, type Claim, type IdempotencyKey, type NewKeyRecord } from '../idempotency/keys.js';
 import { prepare, type Executor } from '../prepared.js';
 import type { ResourceContext } from '../resource.js';
+import { currentUnit } from '../unitOfWork.js';
 
 /** The table of src/store/migrations/0001_pets.ts, as Kysely sees it. */
 export type Tables = {
@@ -167,6 +168,10 @@ export function open({ db: core, dialect, onBatch }: ResourceContext): PetStore 
 
   return {
     async create(pet, once) {
+      // Inside a unit of work (a request with an Idempotency-Key, a pet with its photo) the insert
+      // is one statement of that unit's transaction; the group commit is for creates on their own.
+      const unit = currentUnit();
+      if (unit !== undefined && once === undefined) return { outcome: 'created', pet: toPet(await insertOne(unit, pet, new Date().toISOString())) };
       if (once === undefined) return inserts.add({ pet });
       const slot = slotOf(once);
       if (inFlight.has(slot)) return { outcome: 'idempotency_key_in_use' };
