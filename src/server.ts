@@ -21,7 +21,7 @@ import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
 import { createDeprecatedCallLog } from './store/deprecatedCalls.js';
-import { startIdempotencyPurge } from './store/idempotency/purge.js';
+import { startIdempotencyPurge } from './features/exactlyOnce/purge.js';
 import { traceQueries } from './store/prepared.js';
 import { readSecret } from './store/secrets.js';
 import type { Tracing } from './telemetry/tracing.js';
@@ -138,6 +138,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     readiness,
     tracing: tracing?.requests,
     arrangeStages: options.arrangeStages,
+    exactlyOnce: { db: database.db, dialect: database.dialect, onBatch: metrics?.observeBatch },
   });
 
   const httpServer = await listenHttp(app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, logger, corsFor });

@@ -83,7 +83,7 @@ const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly 
   // The stages, their runner and their order (src/pipeline/requestPath.ts).
   { layer: 'pipeline', files: /^src\/pipeline\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'transport', 'features', 'pipeline'] },
   // Optional guarantees, one folder each, with their stage: the list puts them in (and the stage type is the pipeline's).
-  { layer: 'features', files: /^src\/features\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'features'] },
+  { layer: 'features', files: /^src\/features\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'store', 'features'] },
   // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
   { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'errors', 'core', 'store', 'http', 'pipeline', 'features', 'telemetry'] },
   // Composes everything: the only modules that may import every layer.
@@ -122,13 +122,14 @@ describe('architecture', () => {
   const owners: Array<[string, RegExp]> = [
     ['express', /^src\/http\//],
     // The router and validators, and the contract's operations CORS derives its lists from.
-    ['openapi-backend', /^src\/(http|pipeline|features\/cors)\//],
+    ['openapi-backend', /^src\/(http|pipeline|features\/(cors|exactlyOnce))\//],
     ['node:http', /^src\/(http|transport|pipeline|features\/(metrics|sandbox))\//],
     ['node:net', /^src\/(http|transport)\//],
     ['raw-body', /^src\/http\//],
     ['content-type', /^src\/http\//],
     ['busboy', /^src\/http\/bodies\/multipart\.ts$/],
-    ['kysely', /^src\/store\//],
+    // A feature that keeps records (exactly-once) holds its own queries, as a resource's store module does.
+    ['kysely', /^src\/(store|features\/exactlyOnce)\//],
     ['better-sqlite3', /^src\/store\/database\.ts$/],
     ['pg', /^src\/store\/database\.ts$/],
     ['pino', /^src\/logger\.ts$/],

@@ -88,6 +88,7 @@ async function listenApp(key: string, options: Partial<Parameters<typeof createA
     logger: createLogger('silent'),
     validateResponses: false,
     docsFile: '/nonexistent/index.html',
+    exactlyOnce: undefined,
     ...options,
   });
   return { app, request: inProcessFetch(app.app), close: () => Promise.resolve() };

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
-import { KEY_RETENTION_MS, purgeIdempotencyKeys } from '../src/store/idempotency/purge.js';
+import { KEY_RETENTION_MS, purgeIdempotencyKeys } from '../src/features/exactlyOnce/purge.js';
 import { createSandboxStore } from '../src/store/sandbox.js';
 import { countPets, describeEachTarget, listAllPets, openTestStorage, targets, testConfig, type StorageHandle, type TestServer } from './support/server.js';
 
@@ -227,11 +227,11 @@ describe.each(targets)('Idempotency-Key records outlive the server and are purge
     expect([old.status, recent.status]).toEqual([201, 201]);
     // Age the first record past the retention, as if it had been written 24 h and a minute ago.
     const aged = new Date(Date.now() - KEY_RETENTION_MS - 60_000).toISOString();
-    await db.updateTable('idempotency_keys').set({ created_at: aged }).where('idempotency_key', '=', oldKey).execute();
+    await db.updateTable('idempotency_records').set({ created_at: aged }).where('idempotency_key', '=', oldKey).execute();
 
     const purged = await purgeIdempotencyKeys(db, new Date(Date.now() - KEY_RETENTION_MS));
     expect(purged).toBe(1);
-    const left = await db.selectFrom('idempotency_keys').select('idempotency_key').where('idempotency_key', 'in', [oldKey, newKey]).execute();
+    const left = await db.selectFrom('idempotency_records').select('idempotency_key').where('idempotency_key', 'in', [oldKey, newKey]).execute();
     expect(left.map((r) => r.idempotency_key)).toEqual([newKey]);
 
     const recentAgain = await postPet(t, body, newKey);
@@ -247,10 +247,10 @@ describe.each(targets)('Idempotency-Key records outlive the server and are purge
   it('the purge works in chunks through a backlog larger than one chunk', async () => {
     const { db } = storage.database;
     const aged = new Date(Date.now() - KEY_RETENTION_MS - 60_000).toISOString();
-    const rows = Array.from({ length: 1_234 }, (_, i) => ({ caller: 'backlog', idempotency_key: `k${i}`, fingerprint: 'f', pet_id: 1, response_body: '{}', created_at: aged }));
-    for (let i = 0; i < rows.length; i += 200) await db.insertInto('idempotency_keys').values(rows.slice(i, i + 200)).execute();
+    const rows = Array.from({ length: 1_234 }, (_, i) => ({ caller: 'backlog', operation_id: 'createPet', idempotency_key: `k${i}`, fingerprint: 'f', status: 201, headers: '{}', media_type: null, body: null, created_at: aged }));
+    for (let i = 0; i < rows.length; i += 200) await db.insertInto('idempotency_records').values(rows.slice(i, i + 200)).execute();
     expect(await purgeIdempotencyKeys(db, new Date(Date.now() - KEY_RETENTION_MS))).toBe(1_234);
-    const left = await db.selectFrom('idempotency_keys').select('idempotency_key').where('caller', '=', 'backlog').execute();
+    const left = await db.selectFrom('idempotency_records').select('idempotency_key').where('caller', '=', 'backlog').execute();
     expect(left).toEqual([]);
   });
 });
@@ -260,10 +260,10 @@ describe('the sandbox reset forgets every Idempotency-Key record', () => {
     const storage = await openTestStorage('sqlite');
     try {
       const { db } = storage.database;
-      await db.insertInto('idempotency_keys').values({ caller: 'sandbox', idempotency_key: 'before-reset', fingerprint: 'f', pet_id: 1, response_body: '{}', created_at: new Date().toISOString() }).execute();
+      await db.insertInto('idempotency_records').values({ caller: 'sandbox', operation_id: 'createPet', idempotency_key: 'before-reset', fingerprint: 'f', status: 201, headers: '{}', media_type: null, body: null, created_at: new Date().toISOString() }).execute();
       const sandbox = createSandboxStore(storage.database, { pets: [{ id: 1, name: 'Seed', categoryId: 1, status: 'available' }], created: [] });
       expect(await sandbox.reset()).toBe(1);
-      expect(await db.selectFrom('idempotency_keys').selectAll().execute()).toEqual([]);
+      expect(await db.selectFrom('idempotency_records').selectAll().execute()).toEqual([]);
     } finally {
       await storage.dispose();
     }

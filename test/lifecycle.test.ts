@@ -275,7 +275,7 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
         server.proc.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
       }
-      expect(await tablesIn('animal_store')).toEqual(expect.arrayContaining(['api_keys', 'idempotency_keys', 'kysely_migration', 'pets', 'server_secrets']));
+      expect(await tablesIn('animal_store')).toEqual(expect.arrayContaining(['api_keys', 'idempotency_records', 'kysely_migration', 'pets', 'server_secrets']));
       expect(await tablesIn('public')).toEqual([]);
     } finally {
       await scratch.drop();

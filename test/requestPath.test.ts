@@ -38,7 +38,7 @@ async function visited(name: string, options: Parameters<Injectable['inject']>[0
 
 describe('the request path: one list, each stage once, in order', () => {
   it('lists the stages in the documented order, the configured features among them', () => {
-    expect(listed).toEqual(['cors', 'probes', 'web', 'before routing', 'match', 'authenticate', 'deprecation', 'authorize', 'body', 'validate', 'handle', 'answer']);
+    expect(listed).toEqual(['cors', 'probes', 'web', 'before routing', 'match', 'authenticate', 'deprecation', 'authorize', 'body', 'validate', 'exactly once', 'handle', 'answer']);
   });
 
   const created = { name: 'Biscuit', categoryId: 2 };

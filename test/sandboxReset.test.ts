@@ -35,7 +35,7 @@ it('empties every resource (one added later too) and the Idempotency-Key records
   expect(await store.reset()).toBe(2);
   const count = async (table: string) => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(db)).rows[0]?.n);
   expect(await count('examples_orders')).toBe(0);
-  expect(await count('idempotency_keys')).toBe(0);
+  expect(await count('idempotency_records')).toBe(0);
   expect(await count('pets')).toBe(2);
   expect((await createApiKeyStore(db).list()).map((k) => k.id)).toContain(key.info.id);
   // Ids start again: the next order is 1, and the pets have their seed ids.

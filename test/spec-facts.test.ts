@@ -503,7 +503,7 @@ describe('examples', () => {
     expect(where).toContain('#/paths/~1pets/get/responses/200/content/application~1json/examples/firstPage');
     expect(where).toContain('#/components/responses/NotFound/content/application~1json/examples/notFound');
     expect(where).toContain('#/components/parameters/Limit/example');
-    expect(where).toContain('#/components/headers/Location/example');
+    expect(where).toContain('#/components/headers/PetLocation/example');
     expect(where).toContain('#/components/schemas/CategoryId/examples/0');
   });
 

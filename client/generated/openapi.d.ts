@@ -128,7 +128,7 @@ export interface components {
          * @description Machine-readable code of a `LimitError`, one per condition:
          *
          *     - `idempotency_key_in_use` (409): a request with this `Idempotency-Key` is still being served; retry after `Retry-After` seconds.
-         *     - `idempotency_key_reused` (422): this `Idempotency-Key` was already used with a different body; use a new key for a different animal.
+         *     - `idempotency_key_reused` (422): this `Idempotency-Key` was already used with a different request; use a new key for a different request.
          *     - `rate_limited` (429): this API key is over its rate limit; retry after `Retry-After` seconds.
          *
          *     Like `ErrorCode`, new values may be added in a minor version.
@@ -357,7 +357,7 @@ export interface components {
         };
         /**
          * @description A request with this `Idempotency-Key` is still being served. Retry after
-         *     `Retry-After` seconds: you will then get its 201.
+         *     `Retry-After` seconds: you will then get its answer.
          */
         IdempotencyKeyInUse: {
             headers: {
@@ -374,7 +374,7 @@ export interface components {
                 "application/json": components["schemas"]["LimitError"];
             };
         };
-        /** @description This `Idempotency-Key` was already used with a different body; nothing was added. */
+        /** @description This `Idempotency-Key` was already used with a different request; nothing was done. */
         IdempotencyKeyReused: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -456,16 +456,18 @@ export interface components {
          */
         IfNoneMatch: string;
         /**
-         * @description Makes this create safe to retry (IETF draft "The Idempotency-Key HTTP Header
-         *     Field"): a value unique to the animal you mean to add, such as a UUID, the same on
-         *     every retry. The first request with a key adds the animal; a later one with the same
-         *     key and the same body, from the same API key, within 24 hours, gets the first one's
-         *     201 again (same `id` and `Location`, plus `Idempotent-Replayed: true`) and adds
-         *     nothing. The same key with a different body is a 422; while the first request with
-         *     the key is still being served, a 409. Bodies are compared by value after defaults
-         *     are applied (`status` omitted equals `status: available`; key order and whitespace do
-         *     not matter). The value is opaque and compared exactly as sent: 1 to 255 visible ASCII
-         *     characters (the draft's quoted form `"…"` is such a value too).
+         * @description Makes this request safe to retry (IETF draft "The Idempotency-Key HTTP Header
+         *     Field"): a value unique to the change you mean to make, such as a UUID, the same on
+         *     every retry. The first request with a key is served; a later one to the same
+         *     operation with the same key and the same request, from the same API key, within 24
+         *     hours, gets the first one's answer again (its status, headers and body, plus
+         *     `Idempotent-Replayed: true` where the answer declares it) and changes nothing. The
+         *     same key with a different request is a 422; while the first request with the key is
+         *     still being served, a 409. Requests are compared by value after defaults are applied
+         *     (a field omitted equals its default; key order and whitespace do not matter), with
+         *     their path and query parameters and the body's media type. The value is opaque and
+         *     compared exactly as sent: 1 to 255 visible ASCII characters (the draft's quoted form
+         *     `"…"` is such a value too).
          * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
          */
         IdempotencyKey: string;
@@ -481,10 +483,10 @@ export interface components {
          */
         ETag: string;
         /**
-         * @description Address of the new animal, `/v1/pets/{id}`.
+         * @description Address of the new animal, `/v1/pets/{id}` (each resource has its own, with its own path).
          * @example /v1/pets/3
          */
-        Location: string;
+        PetLocation: string;
         /**
          * @description When the operation was deprecated, as a structured date (RFC 9745).
          * @example @1795219200
@@ -621,16 +623,18 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes this create safe to retry (IETF draft "The Idempotency-Key HTTP Header
-                 *     Field"): a value unique to the animal you mean to add, such as a UUID, the same on
-                 *     every retry. The first request with a key adds the animal; a later one with the same
-                 *     key and the same body, from the same API key, within 24 hours, gets the first one's
-                 *     201 again (same `id` and `Location`, plus `Idempotent-Replayed: true`) and adds
-                 *     nothing. The same key with a different body is a 422; while the first request with
-                 *     the key is still being served, a 409. Bodies are compared by value after defaults
-                 *     are applied (`status` omitted equals `status: available`; key order and whitespace do
-                 *     not matter). The value is opaque and compared exactly as sent: 1 to 255 visible ASCII
-                 *     characters (the draft's quoted form `"…"` is such a value too).
+                 * @description Makes this request safe to retry (IETF draft "The Idempotency-Key HTTP Header
+                 *     Field"): a value unique to the change you mean to make, such as a UUID, the same on
+                 *     every retry. The first request with a key is served; a later one to the same
+                 *     operation with the same key and the same request, from the same API key, within 24
+                 *     hours, gets the first one's answer again (its status, headers and body, plus
+                 *     `Idempotent-Replayed: true` where the answer declares it) and changes nothing. The
+                 *     same key with a different request is a 422; while the first request with the key is
+                 *     still being served, a 409. Requests are compared by value after defaults are applied
+                 *     (a field omitted equals its default; key order and whitespace do not matter), with
+                 *     their path and query parameters and the body's media type. The value is opaque and
+                 *     compared exactly as sent: 1 to 255 visible ASCII characters (the draft's quoted form
+                 *     `"…"` is such a value too).
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -652,7 +656,7 @@ export interface operations {
              */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    Location: components["headers"]["PetLocation"];
                     /**
                      * @description `true` when this 201 is the replay of an earlier request with the same
                      *     `Idempotency-Key`: nothing was added this time. Absent on a first create.

@@ -159,7 +159,7 @@ export const CATALOG = {
     statuses: [422],
     body: 'LimitError',
     says: {
-      otherBody: () => 'This Idempotency-Key was already used with a different body; use a new key for a different animal.',
+      otherRequest: () => 'This Idempotency-Key was already used with a different request; use a new key for a different request.',
     },
   },
   rate_limited: {

@@ -6,7 +6,7 @@
 import type { Operation } from 'openapi-backend';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import { refuse } from '../errors/refusal.js';
-import type { AnyHandlerResult } from '../http/exchange.js';
+import type { AnyHandlerResult, Exchange } from '../http/exchange.js';
 import type { Stage } from './stage.js';
 
 /** What a handler receives; src/contract.ts types it per operation. */
@@ -34,19 +34,21 @@ function declaredParameters(operation: Operation, where: 'header' | 'cookie', va
   return picked;
 }
 
-export function handleStage(handlers: Handlers, deps: HandlerDeps): Stage {
+/** Calls the exchange's handler with the validated request; resolves with its result. */
+export type HandlerCall = (exchange: Exchange) => Promise<AnyHandlerResult>;
+
+export function handlerCaller(handlers: Handlers, deps: HandlerDeps): HandlerCall {
   const handlerMap = handlers as unknown as Record<string, AnyHandler>;
-  return {
-    name: 'handle',
-    run(exchange) {
-      const { operation, request } = exchange;
-      if (operation === undefined || request === undefined) throw new Error('handle: the request was not routed');
-      const operationId = operation.operationId ?? '';
-      const handler = handlerMap[operationId];
-      // An operation in the contract that generated/handlers.ts does not list yet: the compiler says
-      // so, but a server started without a type check answers this 501 until `npm run generate`.
-      if (handler === undefined) throw refuse('not_implemented', 'noHandler', operationId);
-      const parts: HandlerRequestParts = {
+  return (exchange) => {
+    const { operation, request } = exchange;
+    if (operation === undefined || request === undefined) throw new Error('handle: the request was not routed');
+    const operationId = operation.operationId ?? '';
+    const handler = handlerMap[operationId];
+    // An operation in the contract that generated/handlers.ts does not list yet: the compiler says
+    // so, but a server started without a type check answers this 501 until `npm run generate`.
+    if (handler === undefined) throw refuse('not_implemented', 'noHandler', operationId);
+    return handler(
+      {
         path: request.params,
         query: request.query as Record<string, unknown>,
         header: declaredParameters(operation, 'header', request.headers),
@@ -54,8 +56,19 @@ export function handleStage(handlers: Handlers, deps: HandlerDeps): Stage {
         body: request.requestBody,
         mediaType: exchange.mediaType,
         caller: exchange.caller,
-      };
-      return handler(parts, deps).then((result) => {
+      },
+      deps,
+    );
+  };
+}
+
+/** Runs the handler, unless a stage before it has its result already (exactly-once: the first answer, replayed or given inside its unit of work). */
+export function handleStage(call: HandlerCall): Stage {
+  return {
+    name: 'handle',
+    run(exchange) {
+      if (exchange.result !== undefined) return undefined;
+      return call(exchange).then((result) => {
         exchange.result = result;
         return undefined;
       });

@@ -18,6 +18,8 @@
  *   [rate limit]     with RATE_LIMIT only: 429 (src/features/rateLimit/)
  *   body             by media type (./body.ts)
  *   validate         openapi-backend's compiled validators: 400 (./validate.ts)
+ *   [exactly once]   where an operation declares Idempotency-Key: the replay, 409, 422, and the
+ *                    handler inside the unit of work that records its answer (src/features/exactlyOnce/)
  *   handle           handlers/<operationId>.ts (./handle.ts)
  *   answer           headers, ETag and 304, the contract check, the JSON (./answer.ts)
  *
@@ -31,6 +33,7 @@ import type { RequestListener } from 'node:http';
 import type { Brownout, CorsOrigins } from '../config.js';
 import type { HandlerDeps, Handlers } from '../contract.js';
 import { createCors, corsStage } from '../features/cors/cors.js';
+import { exactlyOnceStage, type ExactlyOnceOptions } from '../features/exactlyOnce/stage.js';
 import { Deprecations, deprecationStage, type DeprecatedCallListener } from '../features/deprecation/deprecation.js';
 import type { Metrics } from '../features/metrics/metrics.js';
 import { metricsStage } from '../features/metrics/stage.js';
@@ -48,7 +51,7 @@ import { authenticateStage, type KeyChecker } from './authenticate.js';
 import { authorize } from './authorize.js';
 import { beforeRouting } from './beforeRouting.js';
 import { bodyStage } from './body.js';
-import { handleStage } from './handle.js';
+import { handlerCaller, handleStage } from './handle.js';
 import { probesStage, webStage } from './lanes.js';
 import { allowedMethods, matchStage, underBasePath } from './match.js';
 import { runStages, type Stage } from './stage.js';
@@ -75,6 +78,11 @@ export interface AppOptions {
   brownouts?: readonly Brownout[] | undefined;
   /** Each call of a deprecated operation: the server counts them per key and in the metrics. */
   onDeprecatedCall?: DeprecatedCallListener | undefined;
+  /**
+   * Where Idempotency-Key records live (the server's database); undefined only for the app alone,
+   * without a database (tests of refusals), where a request with a key is served as one without.
+   */
+  exactlyOnce: ExactlyOnceOptions | undefined;
   /** Shared with the shutdown (src/transport/drain.ts): /readyz notes when it was asked, and answers 503 while draining. */
   readiness?: Readiness | undefined;
   /** OpenTelemetry traces on: each request is served inside its span; undefined: nothing per request. */
@@ -120,6 +128,7 @@ export function createApp(options: AppOptions): App {
   const serves = (url: string) => underBasePath(basePath, url);
   const cors = options.corsOrigins === undefined ? undefined : createCors({ origins: options.corsOrigins, backend, serves, allowedMethods: (path) => allowedMethods(backend, path) });
   const deprecations = new Deprecations(operationsOf(document), options.brownouts, options.onDeprecatedCall);
+  const callHandler = handlerCaller(options.handlers, options.deps);
 
   const listed: Array<Stage | undefined> = [
     options.metrics && metricsStage(options.metrics),
@@ -134,7 +143,8 @@ export function createApp(options: AppOptions): App {
     options.rateLimit && rateLimitStage(options.rateLimit),
     bodyStage,
     validateStage(backend),
-    handleStage(options.handlers, options.deps),
+    options.exactlyOnce && exactlyOnceStage(backend.getOperations(), options.exactlyOnce, callHandler),
+    handleStage(callHandler),
     answerStage(responder),
   ];
   const configured = listed.filter((stage): stage is Stage => stage !== undefined);

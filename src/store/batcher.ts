@@ -3,6 +3,8 @@
  * which runs as soon as the previous one is done. Under load, one transaction (and one fsync)
  * carries many items; when idle, an item waits only for the current event-loop turn to end.
  */
+import { outsideUnits } from './unitOfWork.js';
+
 export interface BatcherOptions<I, O> {
   /** Most items in one batch, so one transaction stays short. */
   maxBatch: number;
@@ -67,8 +69,9 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
         queue.push({ item, resolve, reject });
         if (writing) return;
         writing = true;
-        // Let the requests already read in this turn of the event loop join the first batch.
-        setImmediate(() => void writeQueue());
+        // Let the requests already read in this turn of the event loop join the first batch. The
+        // batch serves them all: it runs outside the unit of work of the request that started it.
+        outsideUnits(() => setImmediate(() => void writeQueue()));
       });
     },
   };

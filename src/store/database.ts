@@ -11,6 +11,7 @@ import { migrateToLatest, PostgresDialectWithTransactionLocks } from './migrate.
 import { runDirectly } from './prepared.js';
 import type { Database, Dialect } from './schema.js';
 import { withStatementCache } from './statementCache.js';
+import { withUnitsOfWork } from './unitOfWork.js';
 
 export { redactUrl };
 
@@ -71,7 +72,7 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   const statements = withStatementCache(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  const db = new Kysely<Database>({ dialect: withUnitsOfWork(new SqliteDialect({ database: statements })) });
   // Compiled queries (./prepared.ts) run on the statements directly, as Kysely's SQLite driver
   // would run them, but only while the connection is outside a transaction: during a group
   // commit the connection is the transaction's, and a read must not see its uncommitted rows,
@@ -216,7 +217,7 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
   // statements are not kept as named ones.
   let serving = false;
   const wrapped = poolWithTimeoutsNamesAndEviction(pool, () => serving, options.preparedStatements ?? true);
-  const db = new Kysely<Database>({ dialect: new PostgresDialectWithTransactionLocks({ pool: wrapped }) });
+  const db = new Kysely<Database>({ dialect: withUnitsOfWork(new PostgresDialectWithTransactionLocks({ pool: wrapped })) });
   // Compiled queries (./prepared.ts) check out a client of the same pool, with the same timeout,
   // statement name and eviction, without Kysely's per-query machinery.
   runDirectly(db, async (text, parameters) => {

@@ -8,11 +8,11 @@
  * provider, driver and result transform, a cost of the order of a SQLite point read itself
  * (docs/performance.md). The runner sends
  * the same compiled SQL and values over the same connections, with the same timeouts, statement
- * names and error handling; inside a transaction, the query goes through the transaction: the one
- * given, else the unit of work the caller is in (./unitOfWork.ts).
+ * names and error handling; inside a transaction (the one given, or the unit of work the caller
+ * is in: ./unitOfWork.ts), the query goes through the transaction.
  */
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
-import { currentUnit } from './unitOfWork.js';
+import { insideUnit } from './unitOfWork.js';
 
 /** Where a compiled query runs: the database, or a transaction on it. */
 export interface Executor {
@@ -71,19 +71,19 @@ export type Binder<Args> = <K extends keyof Args & string>(name: K) => Args[K];
 /**
  * `build` receives `bind(name)`, which returns a placeholder to use wherever a per-call value
  * goes; every other value in the query is fixed at compile time. The result runs on `db`, or on
- * the transaction given as its second argument, or on the caller's unit of work (./unitOfWork.ts).
+ * the transaction given as its second argument.
  */
 export function prepare<Args extends Record<string, unknown>, Row>(db: Executor, build: (bind: Binder<Args>) => Compilable<Row>): (args: Args, on?: Executor) => Promise<Row[]> {
   const compiled = build(((name: string) => new Slot(name)) as Binder<Args>).compile();
   const slots = compiled.parameters.map((value) => (value instanceof Slot ? value.name : undefined));
   const direct = directRunnerOf(db);
-  const run = async (args: Args, given?: Executor): Promise<Row[]> => {
-    const on = given ?? currentUnit() ?? db;
+  const run = async (args: Args, on: Executor = db): Promise<Row[]> => {
     const parameters = compiled.parameters.map((value, i) => {
       const name = slots[i];
       return name === undefined ? value : args[name];
     });
-    if (on === db && direct !== undefined) {
+    // Inside a unit of work the query must go through Kysely, whose driver gives it the unit's connection.
+    if (on === db && direct !== undefined && !insideUnit()) {
       const rows = direct(compiled.sql, parameters);
       if (rows !== undefined) return (await rows) as Row[];
     }

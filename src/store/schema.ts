@@ -17,16 +17,21 @@ export interface Database {
     created_at: string;
     revoked_at: string | null;
   };
-  idempotency_keys: {
+  idempotency_records: {
     /** Whose key: the caller id of the API key that sent it (HandlerRequest.caller). */
     caller: string;
+    /** The operation the key was sent to: one key on two operations is two records. */
+    operation_id: string;
     /** The `Idempotency-Key` value exactly as sent. */
     idempotency_key: string;
-    /** SHA-256 of the request's record (./idempotencyKeys.ts), to tell a retry from a reuse. */
+    /** SHA-256 of the request (src/features/exactlyOnce/fingerprint.ts), to tell a retry from a reuse. */
     fingerprint: string;
-    pet_id: number;
-    /** The first 201's body as sent, so a replay is that response even if the pet changes later. */
-    response_body: string;
+    /** The first answer, replayed as it was even if what it is about changes later. */
+    status: number;
+    /** Its headers, as a JSON object. */
+    headers: string;
+    media_type: string | null;
+    body: Uint8Array | null;
     created_at: string;
   };
   deprecated_calls: {

@@ -30,10 +30,10 @@ export interface Injectable {
   close(): Promise<void>;
 }
 
-/** The app over a fresh SQLite file, accepting INJECT_KEY, response validation on; `options` replace the defaults. */
-export async function injectable(options: Partial<AppOptions> = {}): Promise<Injectable> {
+/** The app over a fresh SQLite file (or `databaseFile`, migrated first), accepting INJECT_KEY, response validation on; `options` replace the defaults. */
+export async function injectable({ databaseFile, ...options }: Partial<AppOptions> & { databaseFile?: string } = {}): Promise<Injectable> {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-inject-'));
-  const database = await openSqlite(join(dir, 'store.sqlite'));
+  const database = await openSqlite(databaseFile ?? join(dir, 'store.sqlite'));
   const document = loadBundledSpec();
   const app = createApp({
     document,
@@ -44,6 +44,7 @@ export async function injectable(options: Partial<AppOptions> = {}): Promise<Inj
     logger: createLogger('silent'),
     validateResponses: true,
     docsFile: join(dir, 'no-docs.html'),
+    exactlyOnce: { db: database.db, dialect: database.dialect },
     ...options,
   });
   return {

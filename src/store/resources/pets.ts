@@ -6,10 +6,9 @@ import { sql, type Generated, type Kysely, type RawBuilder, type Selectable } fr
 import { JsonText, type Pet, type PetStatus } from '../../schemas.js';
 import { isDatabaseUnavailable } from '../../unavailable.js';
 import { createBatcher } from '../batcher.js';
-import { createKeyRecords, fingerprintOf, KeyRecordedMeanwhile, slotOf, type Claim, type IdempotencyKey, type NewKeyRecord } from '../idempotency/keys.js';
 import { prepare, type Executor } from '../prepared.js';
 import type { ResourceContext } from '../resource.js';
-import { currentUnit } from '../unitOfWork.js';
+import { insideUnit } from '../unitOfWork.js';
 
 /** The table of src/store/migrations/0001_pets.ts, as Kysely sees it. */
 export type Tables = {
@@ -41,23 +40,10 @@ export interface PetPage {
   hasMore: boolean;
 }
 
-/**
- * What a create came to, named as the spec names the answers. Without an `Idempotency-Key`
- * always `created`. With one: `replayed` when the key was used before with an equal body (`body`
- * is the first 201's, as sent then; Idempotent-Replayed), `idempotency_key_reused` when with
- * another body (422), `idempotency_key_in_use` while the first request with the key is still
- * being served (409).
- */
-export type CreateOutcome =
-  | { outcome: 'created'; pet: Pet }
-  | { outcome: 'replayed'; petId: number; body: JsonText<Pet> }
-  | { outcome: 'idempotency_key_reused' }
-  | { outcome: 'idempotency_key_in_use' };
-
 /** Where animals live. One implementation serves both SQL dialects. */
 export interface PetStore {
-  /** Adds the animal; with `once`, at most once per key (see CreateOutcome). */
-  create(pet: NewPetRecord, once?: IdempotencyKey): Promise<CreateOutcome>;
+  /** Adds the animal: in the caller's unit of work if it is in one, else in the next group commit. */
+  create(pet: NewPetRecord): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
   list(query: ListPetsQuery): Promise<PetPage>;
 }
@@ -113,74 +99,30 @@ export function open({ db: core, dialect, onBatch }: ResourceContext): PetStore 
     });
   const pages = { all: preparePageQuery(false, false), after: preparePageQuery(false, true), status: preparePageQuery(true, false), statusAfter: preparePageQuery(true, true) };
 
-  // A create with an Idempotency-Key looks its key up and records it in the transaction that
-  // inserts its pet, so the pet and the record commit together or not at all. Creates without a
-  // key run their inserts alone, as before keys existed (./idempotencyKeys.ts runs nothing for them).
-  const keys = createKeyRecords(core, dialect);
-  type Item = { pet: NewPetRecord; claim?: Claim };
-  const writeItems = async (on: Executor, items: readonly Item[], createdAt: string): Promise<CreateOutcome[]> => {
-    const found = await keys.lookUp(on, items.map((item) => item.claim));
-    const outcomes: CreateOutcome[] = [];
-    const records: NewKeyRecord[] = [];
-    for (const [i, { pet, claim }] of items.entries()) {
-      const prior = found[i];
-      if (claim === undefined || prior === undefined || prior === 'none') {
-        const created = toPet(await insertOne(on, pet, createdAt));
-        // The body exactly as the 201 sends it (the responder's JSON.stringify of the same object).
-        if (claim) records.push({ claim, petId: created.id, responseBody: JSON.stringify(created) });
-        outcomes.push({ outcome: 'created', pet: created });
-      } else if (prior === 'held') {
-        outcomes.push({ outcome: 'idempotency_key_in_use' });
-      } else {
-        outcomes.push(prior.fingerprint === claim.fingerprint ? { outcome: 'replayed', petId: prior.petId, body: new JsonText<Pet>(prior.responseBody) } : { outcome: 'idempotency_key_reused' });
-      }
-    }
-    await keys.record(on, records, createdAt);
-    return outcomes;
-  };
-  const writeOne = async (item: Item, createdAt: string): Promise<CreateOutcome> => {
-    if (!item.claim) return (await writeItems(db, [item], createdAt))[0] as CreateOutcome;
-    try {
-      return (await db.transaction().execute((trx) => writeItems(trx, [item], createdAt)))[0] as CreateOutcome;
-    } catch (error) {
-      // Someone recorded the key after we looked: answer as to a request still in flight; its retry gets the replay.
-      if (error instanceof KeyRecordedMeanwhile) return { outcome: 'idempotency_key_in_use' };
-      throw error;
-    }
-  };
-
   // Group commit: creates that arrive while a commit is under way share the next one, so N
   // concurrent creates cost one transaction and one fsync instead of N.
-  const inserts = createBatcher<Item, CreateOutcome>({
+  const inserts = createBatcher<NewPetRecord, Pet>({
     maxBatch: 256,
     ...(onBatch ? { onBatch } : {}),
-    writeBatch: (items) => db.transaction().execute((trx) => writeItems(trx, items, new Date().toISOString())),
-    // A batch that failed for another reason (KeyRecordedMeanwhile included) is retried one by
-    // one: one bad row fails only its own request, and a key's retry sees the record that beat it.
-    writeOne: (item) => writeOne(item, new Date().toISOString()),
+    writeBatch: (items) =>
+      db.transaction().execute(async (trx) => {
+        const createdAt = new Date().toISOString();
+        const created: Pet[] = [];
+        for (const pet of items) created.push(toPet(await insertOne(trx, pet, createdAt)));
+        return created;
+      }),
+    // A batch that failed for another reason is retried one by one: one bad row fails only its own request.
+    writeOne: async (pet) => toPet(await insertOne(db, pet, new Date().toISOString())),
     // When the database is down, retrying each item would only hammer it: all of them fail alike.
     retryOneByOne: (error) => !isDatabaseUnavailable(error),
   });
 
-  // Keys whose request is being served by this instance: a second request with one gets a 409
-  // at once, without a query. (Other instances: the advisory lock in ./idempotencyKeys.ts.)
-  const inFlight = new Set<string>();
-
   return {
-    async create(pet, once) {
+    async create(pet) {
       // Inside a unit of work (a request with an Idempotency-Key, a pet with its photo) the insert
       // is one statement of that unit's transaction; the group commit is for creates on their own.
-      const unit = currentUnit();
-      if (unit !== undefined && once === undefined) return { outcome: 'created', pet: toPet(await insertOne(unit, pet, new Date().toISOString())) };
-      if (once === undefined) return inserts.add({ pet });
-      const slot = slotOf(once);
-      if (inFlight.has(slot)) return { outcome: 'idempotency_key_in_use' };
-      inFlight.add(slot);
-      try {
-        return await inserts.add({ pet, claim: { caller: once.caller, key: once.key, fingerprint: fingerprintOf(pet) } });
-      } finally {
-        inFlight.delete(slot);
-      }
+      if (insideUnit()) return toPet(await insertOne(db, pet, new Date().toISOString()));
+      return inserts.add(pet);
     },
 
     async get(id) {

@@ -4,7 +4,7 @@
  * nothing costs one indexed lookup, so instances need not take turns).
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../schema.js';
+import type { Database } from '../../store/schema.js';
 
 export const KEY_RETENTION_MS = 24 * 60 * 60 * 1000;
 const PURGE_EVERY_MS = 10 * 60 * 1000;
@@ -24,8 +24,8 @@ export async function purgeIdempotencyKeys(db: Kysely<Database>, olderThan: Date
   let purged = 0;
   for (;;) {
     // ISO-8601 UTC timestamps of one length order as text, so the created_at index answers this.
-    const result = await sql`delete from idempotency_keys where (caller, idempotency_key) in
-      (select caller, idempotency_key from idempotency_keys where created_at < ${cutoff} order by created_at limit ${sql.lit(CHUNK)})`.execute(db);
+    const result = await sql`delete from idempotency_records where (caller, operation_id, idempotency_key) in
+      (select caller, operation_id, idempotency_key from idempotency_records where created_at < ${cutoff} order by created_at limit ${sql.lit(CHUNK)})`.execute(db);
     const deleted = Number(result.numAffectedRows ?? 0n);
     purged += deleted;
     if (deleted < CHUNK || !keepGoing()) return purged;
