@@ -146,6 +146,14 @@ describe('redocly.yaml rules', () => {
       names: ['createPet is deprecated but declares no 410 response', "`$ref: '#/components/responses/OperationGone'`", 'GoneError'],
     },
     {
+      name: 'b6b. getPet taking an Idempotency-Key without a 409 and a 422',
+      rule: 'animal-store/idempotency-key-responses',
+      pointer: '#/paths/~1pets~1{petId}/get/responses',
+      from: "        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfNoneMatch'\n",
+      to: "        - $ref: '#/components/parameters/PetId'\n        - $ref: '#/components/parameters/IfNoneMatch'\n        - $ref: '#/components/parameters/IdempotencyKey'\n",
+      names: ['getPet takes an Idempotency-Key but declares no 409 or 422 response', "`$ref: '#/components/responses/IdempotencyKeyInUse'`", "`$ref: '#/components/responses/IdempotencyKeyReused'`", 'exactly-once'],
+    },
+    {
       name: "b7. an ETag on createPet's 201, which the server never tags",
       rule: 'animal-store/server-headers',
       pointer: '#/paths/~1pets/post/responses/201/headers/ETag',

@@ -554,6 +554,26 @@ const whenSecured = (root, operation) => {
 };
 const whenDeprecated = (_root, operation) => (operation.deprecated === true ? ' is deprecated but' : undefined);
 
+/** A local `$ref` (`#/components/parameters/X`) followed in the document itself, for rules that see an operation without a location. */
+function localNode(root, node) {
+  for (let hops = 0; isRef(node) && node.$ref.startsWith('#/') && hops < 8; hops += 1) {
+    node = node.$ref
+      .slice(2)
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce((at, part) => (isObject(at) ? at[part] : undefined), root);
+  }
+  return node;
+}
+const whenKeyed = (root, operation) =>
+  Array.isArray(operation.parameters) &&
+  operation.parameters.some((raw) => {
+    const parameter = localNode(root, raw);
+    return isObject(parameter) && parameter.in === 'header' && typeof parameter.name === 'string' && parameter.name.toLowerCase() === 'idempotency-key';
+  })
+    ? ' takes an Idempotency-Key but'
+    : undefined;
+
 const Operation401Response = operationDeclares('401', whenSecured, 'Every secured operation answers 401 with an Error body when the API key is missing or invalid.');
 const Operation429Response = operationDeclares(
   '429',
@@ -576,6 +596,37 @@ const DeprecatedOperation410 = operationDeclares(
   whenDeprecated,
   'A deprecated operation answers 410 with a GoneError body during an announced brownout and from its x-sunset on.',
 );
+/**
+ * The server makes every operation that takes an Idempotency-Key exactly-once
+ * (src/features/exactlyOnce/) and answers its 409 and 422: both must be declared. One problem
+ * names whichever are missing, each with the shared response the spec already uses for it.
+ */
+function IdempotencyKeyResponses() {
+  const why = {
+    409: 'a 409 (idempotency_key_in_use, a LimitError) while the first request with a key is still being served',
+    422: 'a 422 (idempotency_key_reused, a LimitError) when a key comes back with a different request',
+  };
+  return {
+    Root: {
+      enter(root, ctx) {
+        const shared = sharedResponses(root, ctx);
+        forEachOperation(root, ctx, ({ operation, location, label }) => {
+          if (whenKeyed(root, operation) === undefined) return;
+          const missing = ['409', '422'].filter((status) => !isObject(operation.responses) || operation.responses[status] === undefined);
+          if (missing.length === 0) return;
+          const fixes = missing.map((status) => {
+            const suggestion = suggestShared(shared(status, operation));
+            return suggestion ? `\`'${status}':\` with ${suggestion}` : `\`'${status}':\` with content ${JSON_MEDIA_TYPE} and schema \`$ref: '${schemaRef('LimitError')}'\``;
+          });
+          ctx.report({
+            message: `${label}${whenKeyed(root, operation)} declares no ${missing.join(' or ')} response: add ${fixes.join(' and ')} to its responses. The server makes it exactly-once and answers ${missing.map((status) => why[status]).join(', and ')}.`,
+            location: isObject(operation.responses) ? location.child(['responses']) : location.key(),
+          });
+        });
+      },
+    },
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 // 6. Every error answer carries an application/json Error (LimitError, GoneError) body.
@@ -904,6 +955,7 @@ export default function animalStorePlugin() {
         'operation-500-response': Operation500Response,
         'operation-default-response': OperationDefaultResponse,
         'deprecated-operation-410': DeprecatedOperation410,
+        'idempotency-key-responses': IdempotencyKeyResponses,
         'error-response-body': ErrorResponseBody,
         'server-headers': ServerHeaders,
         'header-parameter-length': HeaderParameterLength,
