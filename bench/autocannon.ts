@@ -16,7 +16,7 @@ interface AcRequest {
   method?: string;
   path?: string;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   setupRequest?: (request: AcRequest, context: Record<string, unknown>) => AcRequest;
 }
 interface AcOptions {
@@ -25,7 +25,7 @@ interface AcOptions {
   duration: number;
   method?: string;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   requests?: AcRequest[];
   timeout?: number;
   /** Milliseconds between autocannon's samples; also how often it checks for stop(). */

@@ -14,9 +14,10 @@ export type LoadGenerator = (typeof LOAD_GENERATORS)[number];
 export interface LoadRequest {
   /** The target's origin and the path of every request (of the first, with `paths`). */
   url: string;
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PUT';
   headers?: Record<string, string>;
-  body?: string;
+  /** The body: text, or bytes (an image, a multipart body). */
+  body?: string | Buffer;
   /** Paths sent in turn instead of `url`'s, over and over (getPet across the store). */
   paths?: readonly string[];
 }

@@ -25,8 +25,12 @@ the measured run) when it is installed, from autocannon (in this process, the wa
 connections until every one has had a response) otherwise; --load-generator picks one, and the
 report says which ran. Scenarios: listPets limit=20 and 100, listPets status=sold with a deep
 cursor, getPet over ids across the store and at one id, a 401, a 400 (limit=0), createPet,
-GET /healthz (SQLite). The peer runs listPets limit=20, both getPets and createPet; the floors
-listPets limit=20 and both getPets. Also: cold start (spawn to the first 200 of the API), RSS
+GET /healthz (SQLite); and, where the bundled contract has them (1.3.0; otherwise skipped with a
+note), putPetPhoto with a 1 MiB PNG, getPetPhoto of a 1 MiB PNG (stored before the rounds) and
+createPet as multipart/form-data with a 64 KiB photo (bench/photos.ts). The peer runs listPets
+limit=20, both getPets, createPet and the upload scenarios (@fastify/multipart, a raw-body parser
+for image/*); the floors listPets limit=20 and both getPets. For the uploads prefer wrk:
+autocannon, in this process, reads 1 MiB answers slower than the servers send them. Also: cold start (spawn to the first 200 of the API), RSS
 after load, listPets latency on a 1,000-pet store against a --big one.
 
 Prints a markdown table (medians across rounds of req/s, p50/p99, server CPU µs per request,

@@ -16,6 +16,8 @@ export interface Scenario {
    * baseline to compare with is one that closes too.
    */
   closes?: boolean;
+  /** Run once per target before the rounds (getPetPhoto stores the photo it reads). */
+  prepare?(origin: string, key: string): Promise<void>;
   request(origin: string, key: string): LoadRequest;
 }
 
@@ -44,8 +46,11 @@ function getPetAcrossStore(pets: number): Scenario {
   return { name: GET_PET, expected: 200, request: (o, k) => ({ url: `${o}${paths[0]}`, headers: auth(k), paths }) };
 }
 
-/** The scenarios against our server; `withFloor` adds GET /healthz (run on SQLite only). */
-export function buildScenarios(deepCursor: string, pets: number, withFloor: boolean): Scenario[] {
+/**
+ * The scenarios against our server; `withFloor` adds GET /healthz (run on SQLite only); `uploads`
+ * are the upload scenarios the contract allows (./photos.ts), last.
+ */
+export function buildScenarios(deepCursor: string, pets: number, withFloor: boolean, uploads: readonly Scenario[] = []): Scenario[] {
   // Diagnostic, not in the brief: the server's listener, security headers and request id alone
   // (no key, no validation, no database), to split the cost between HTTP and the rest.
   const floor: Scenario = { name: 'GET /healthz (server floor: no key, no store)', expected: 200, request: (o) => ({ url: `${o}/healthz` }) };
@@ -60,6 +65,7 @@ export function buildScenarios(deepCursor: string, pets: number, withFloor: bool
     { name: '401 bad key', expected: 401, closes: true, request: (o) => ({ url: `${o}/v1/pets?limit=20`, headers: auth(BAD_KEY) }) },
     { name: '400 limit=0', expected: 400, request: (o, k) => ({ url: `${o}/v1/pets?limit=0`, headers: auth(k) }) },
     { name: 'createPet', expected: 201, request: (o, k) => ({ url: `${o}/v1/pets`, method: 'POST', headers: { ...auth(k), 'Content-Type': 'application/json' }, body: '{"name":"Bench Biscuit","categoryId":3}' }) },
+    ...uploads,
   ];
 }
 

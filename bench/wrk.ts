@@ -31,11 +31,20 @@ const MARK = 'WRK_RESULT';
 /** wrk runs for whole seconds, at least one: `seconds` as it will run them. */
 export const wrkSeconds = (seconds: number): number => Math.max(1, Math.ceil(seconds));
 
-/** The script for `request`. Without paths there is no request() function: wrk then builds the request once and resends its bytes, its fastest way. */
-function script(request: LoadRequest): string {
+/**
+ * The script for `request`. Without paths there is no request() function: wrk then builds the
+ * request once and resends its bytes, its fastest way. A body of bytes (an image, a multipart
+ * body) is written to a file beside the script and read from it in binary.
+ */
+function script(request: LoadRequest, dir: string): string {
   const lines = [`wrk.method = ${luaString(request.method ?? 'GET')}`];
   for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
-  if (request.body !== undefined) lines.push(`wrk.body = ${luaString(request.body)}`);
+  if (typeof request.body === 'string') lines.push(`wrk.body = ${luaString(request.body)}`);
+  else if (request.body !== undefined) {
+    const file = join(dir, 'body.bin');
+    writeFileSync(file, request.body);
+    lines.push(`local body = assert(io.open(${luaString(file)}, "rb"))`, 'wrk.body = body:read("*a")', 'body:close()');
+  }
   if (request.paths?.length) {
     lines.push(`local paths = {${request.paths.map(luaString).join(',')}}`, 'local n = 0', 'request = function()', '  n = n % #paths + 1', '  return wrk.format(nil, paths[n])', 'end');
   }
@@ -66,7 +75,7 @@ let scripts: string | undefined;
 async function wrk(request: LoadRequest, connections: number, seconds: number): Promise<WrkFigures> {
   scripts ??= makeTempDir();
   const file = join(scripts, 'load.lua');
-  writeFileSync(file, script(request));
+  writeFileSync(file, script(request, scripts));
   const proc = track(startProcess('wrk', ['-t1', `-c${connections}`, `-d${wrkSeconds(seconds)}s`, '--timeout', '10s', '-s', file, request.url]));
   const exit = await proc.exited;
   const line = proc.output().split('\n').find((l) => l.startsWith(MARK));

@@ -48,6 +48,9 @@ export function answerAfterBody(exchange: Exchange, answer: (close: boolean) => 
   };
   const timer = setTimeout(cut, DRAIN_MS);
   timer.unref();
+  // A connection gone before the timer fires takes it along: it holds the answer and, through the
+  // answer, the Error and whatever its stack trace keeps alive.
+  socket.once('close', () => clearTimeout(timer));
   req.on('data', (chunk: Buffer) => {
     drained += chunk.length;
     if (drained > MAX_DRAIN_BYTES) cut();

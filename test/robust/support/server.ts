@@ -88,15 +88,23 @@ const KEY = /^\s+(ask_[A-Za-z0-9_-]{43})$/m;
 /**
  * Starts the server on `store` (port 0, production mode) and resolves once the banner is out.
  * Fails with the child's output if it exits first or prints nothing within `withinMs`.
- */
-/**
  * `openFiles` starts it under that open-file limit (soft and hard), through util-linux's prlimit,
  * which sets it and then executes node in its place (same pid), as `ulimit -n` would.
  */
 export async function startServerProcess(store: Store, extraEnv: Record<string, string> = {}, withinMs = 30_000, openFiles?: number): Promise<ServerProcess> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...store.env, ...extraEnv };
   // `node` of the start script is the Node running the tests (the one npm would find first on PATH).
   const [command, args] = openFiles === undefined ? [process.execPath, bundledServerArgs()] : ['prlimit', [`--nofile=${openFiles}:${openFiles}`, process.execPath, ...bundledServerArgs()]];
+  return startBannerProcess(command, args, store, extraEnv, withinMs);
+}
+
+/**
+ * The same for any command that ends in a server printing the banner of src/main.ts: a bundle of
+ * the server with a fixture contract (./fixtureServer.ts), or the server run through a wrapper that
+ * executes it in its place (same pid: `unshare`, `prlimit`, `sh -c 'exec …'`), so `pid` is the
+ * server's own.
+ */
+export async function startBannerProcess(command: string, args: readonly string[], store: Store, extraEnv: Record<string, string> = {}, withinMs = 30_000): Promise<ServerProcess> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...store.env, ...extraEnv };
   const proc = startProcess(command, args, { env, cwd: root });
   started.add(proc);
   void proc.exited.then(() => started.delete(proc));
