@@ -152,7 +152,7 @@ export function detailsOf(errors: readonly ErrorObject[]): Detail[] {
       if (!location) {
         location = LOCATIONS[params.missingProperty] ?? 'body';
         segments = [];
-        message = location === 'body' ? 'is required: send a JSON body' : 'is required';
+        message = location === 'body' ? 'is required: send a body of a media type the operation declares (Content-Type)' : 'is required';
       } else {
         segments = [...segments, params.missingProperty];
         message = 'is required';
