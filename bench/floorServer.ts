@@ -35,7 +35,7 @@ import { basePathOf, loadBundledSpec, operationsOf } from '../src/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openStores } from '../generated/stores.js';
 import { readSecret } from '../src/store/secrets.js';
-import { inUnitOfWork } from '../src/store/unitOfWork.js';
+import { inUnitOfWork } from '../src/store/queries/unitOfWork.js';
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
 

@@ -94,7 +94,7 @@ export interface HandlerDeps extends Stores {
   basePath: string;
   /**
    * Runs `work` in one transaction: what the stores write inside it commits together or not at
-   * all (src/store/unitOfWork.ts). A request with an `Idempotency-Key` is served inside one already.
+   * all (src/store/queries/unitOfWork.ts). A request with an `Idempotency-Key` is served inside one already.
    */
   unitOfWork<T>(work: () => Promise<T>): Promise<T>;
 }

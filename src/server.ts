@@ -16,13 +16,13 @@ import type { ContractViolation } from './http/responseChecker.js';
 import type { KeyChecker } from './pipeline/authenticate.js';
 import type { Logger } from './logger.js';
 import { docsPath } from './paths.js';
-import { inUnitOfWork } from './store/unitOfWork.js';
+import { inUnitOfWork } from './store/queries/unitOfWork.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
 import { createDeprecatedCallLog } from './store/deprecatedCalls.js';
 import { startIdempotencyPurge } from './features/exactlyOnce/purge.js';
-import { traceQueries } from './store/prepared.js';
+import { traceQueries } from './store/queries/prepared.js';
 import { readSecret } from './store/secrets.js';
 import type { Tracing } from './telemetry/tracing.js';
 

@@ -1,5 +1,5 @@
 /**
- * Compiled queries (src/store/prepared.ts) skip Kysely's executor outside transactions: a store
+ * Compiled queries (src/store/queries/prepared.ts) skip Kysely's executor outside transactions: a store
  * module's own view of the database, `db.withTables<Tables>()` as src/store/resource.ts tells it to
  * take, must keep that path. (It once did not: every getPet paid a Kysely round, about a quarter of
  * the server's CPU per request, and every answer was still right, so only a test of the path sees it.)
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
-import { directRunnerOf, prepare } from '../src/store/prepared.js';
+import { directRunnerOf, prepare } from '../src/store/queries/prepared.js';
 import type { Database } from '../src/store/schema.js';
 
 type Tables = {

@@ -8,10 +8,10 @@ import type pg from 'pg';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { redactUrl } from './databaseErrors.js';
 import { migrateToLatest, PostgresDialectWithTransactionLocks } from './migrate.js';
-import { runDirectly } from './prepared.js';
+import { runDirectly } from './queries/prepared.js';
 import type { Database, Dialect } from './schema.js';
-import { withStatementCache } from './statementCache.js';
-import { withUnitsOfWork } from './unitOfWork.js';
+import { withStatementCache } from './queries/statementCache.js';
+import { withUnitsOfWork } from './queries/unitOfWork.js';
 
 export { redactUrl };
 
@@ -73,7 +73,7 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   sqlite.pragma('busy_timeout = 5000');
   const statements = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: withUnitsOfWork(new SqliteDialect({ database: statements })) });
-  // Compiled queries (./prepared.ts) run on the statements directly, as Kysely's SQLite driver
+  // Compiled queries (./queries/prepared.ts) run on the statements directly, as Kysely's SQLite driver
   // would run them, but only while the connection is outside a transaction: during a group
   // commit the connection is the transaction's, and a read must not see its uncommitted rows,
   // so it queues behind it through Kysely's connection lock instead.
@@ -218,7 +218,7 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
   let serving = false;
   const wrapped = poolWithTimeoutsNamesAndEviction(pool, () => serving, options.preparedStatements ?? true);
   const db = new Kysely<Database>({ dialect: withUnitsOfWork(new PostgresDialectWithTransactionLocks({ pool: wrapped })) });
-  // Compiled queries (./prepared.ts) check out a client of the same pool, with the same timeout,
+  // Compiled queries (./queries/prepared.ts) check out a client of the same pool, with the same timeout,
   // statement name and eviction, without Kysely's per-query machinery.
   runDirectly(db, async (text, parameters) => {
     const client = await wrapped.connect();

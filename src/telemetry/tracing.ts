@@ -12,8 +12,8 @@
  * imports at all takes a loader flag on every start, traced or not. better-sqlite3 has no maintained
  * instrumentation (one third-party package, a require hook too). And no instrumentation knows what
  * makes these spans useful: the operation openapi-backend routed to, with its route template, and
- * the one query path serving both dialects (src/store/prepared.ts). So the request path and the
- * store each offer one hook (src/pipeline/requestPath.ts RequestTracing, src/store/prepared.ts QueryTracer), and
+ * the one query path serving both dialects (src/store/queries/prepared.ts). So the request path and the
+ * store each offer one hook (src/pipeline/requestPath.ts RequestTracing, src/store/queries/prepared.ts QueryTracer), and
  * this module fills them with the SDK's tracer, its W3C propagator and its context manager.
  *
  * Conventions followed (OpenTelemetry semantic conventions, stable HTTP and database spans):
@@ -33,7 +33,7 @@
  *   `db.response.status_code` (the driver's code), never the message (it can quote values).
  *   Only a query run inside a request's span gets one: the key reloads, the purge and the call log
  *   run outside any request, and a trace of their own every few seconds would be noise. A group
- *   commit (src/store/batcher.ts) runs in the context of the create that opened it, so the inserts
+ *   commit (src/store/queries/batcher.ts) runs in the context of the create that opened it, so the inserts
  *   of the creates that joined it appear under that one request.
  */
 import { context, diag, DiagLogLevel, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
@@ -75,7 +75,7 @@ import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../http/convent
 import type { Exchange } from '../http/exchange.js';
 import { withContextFields, type Logger } from '../logger.js';
 import type { OpenApiDocument } from '../spec.js';
-import type { QueryTracer } from '../store/prepared.js';
+import type { QueryTracer } from '../store/queries/prepared.js';
 import type { Dialect } from '../store/schema.js';
 
 export interface TracingOptions {
@@ -89,7 +89,7 @@ export interface TracingOptions {
 export interface Tracing {
   /** The request path's hook (src/pipeline/requestPath.ts). */
   requests: RequestTracing;
-  /** The store's hook for the compiled queries of one database (src/store/prepared.ts, traceQueries). */
+  /** The store's hook for the compiled queries of one database (src/store/queries/prepared.ts, traceQueries). */
   queries(database: { dialect: Dialect; location: string }): QueryTracer;
   /** `logger`, whose lines carry `trace_id`, `span_id` and `trace_flags` while a span is active. */
   correlated(logger: Logger): Logger;

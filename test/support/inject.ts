@@ -18,7 +18,7 @@ import { createLogger } from '../../src/logger.js';
 import { createApp, type App, type AppOptions } from '../../src/pipeline/requestPath.js';
 import { loadBundledSpec } from '../../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../../src/store/database.js';
-import { inUnitOfWork } from '../../src/store/unitOfWork.js';
+import { inUnitOfWork } from '../../src/store/queries/unitOfWork.js';
 
 export const INJECT_KEY = `ask_${'i'.repeat(43)}`;
 

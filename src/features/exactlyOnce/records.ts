@@ -5,7 +5,7 @@
  */
 import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { prepare, type Executor } from '../../store/prepared.js';
+import { prepare, type Executor } from '../../store/queries/prepared.js';
 import type { Database, Dialect } from '../../store/schema.js';
 
 /**

@@ -1,11 +1,11 @@
 /**
  * Exactly-once, for every operation that declares the `Idempotency-Key` header parameter, without
  * its handler doing anything for it. A request with a key is served inside a unit of work
- * (src/store/unitOfWork.ts): the key's record is looked up, the handler runs, and its answer
+ * (src/store/queries/unitOfWork.ts): the key's record is looked up, the handler runs, and its answer
  * (status, headers, body as sent) is recorded in the same transaction as the handler's writes, so
  * a crash keeps both or neither. A retry with an equal request gets that answer again; with
  * another request, a 422; while the first is still being served, a 409. Requests with keys that
- * arrive together share one transaction (group commit, src/store/batcher.ts), as creates without
+ * arrive together share one transaction (group commit, src/store/queries/batcher.ts), as creates without
  * keys do in their stores.
  */
 import type { Kysely } from 'kysely';
@@ -15,9 +15,9 @@ import type { AnyHandlerResult, Exchange } from '../../http/exchange.js';
 import type { HandlerCall } from '../../pipeline/handle.js';
 import type { Stage } from '../../pipeline/stage.js';
 import { BinaryBody, JsonText } from '../../schemas.js';
-import { createBatcher } from '../../store/batcher.js';
+import { createBatcher } from '../../store/queries/batcher.js';
 import type { Database, Dialect } from '../../store/schema.js';
-import { inUnitOfWork } from '../../store/unitOfWork.js';
+import { inUnitOfWork } from '../../store/queries/unitOfWork.js';
 import { isDatabaseUnavailable } from '../../unavailable.js';
 import { fingerprintOf } from './fingerprint.js';
 import { createKeyRecords, KeyRecordedMeanwhile, slotOf, type Claim, type Lookup, type RecordedAnswer } from './records.js';

@@ -17,7 +17,7 @@
  *
  * The service's own metrics keep the `animal_store_` prefix:
  * - the database pool (PostgreSQL: total, idle, waiting; SQLite has no pool: `db_info` says which);
- * - the size of each group commit (src/store/batcher.ts);
+ * - the size of each group commit (src/store/queries/batcher.ts);
  * - the age of the API key cache (seconds since its last successful reload);
  * - requests served without a rate-limit check because the counter store failed (./rateLimit.ts);
  * - calls of deprecated operations, by operation (never by key: `npm run keys -- usage` has that);

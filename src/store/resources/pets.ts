@@ -5,10 +5,10 @@
 import { sql, type Generated, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { JsonText, type Pet, type PetStatus } from '../../schemas.js';
 import { isDatabaseUnavailable } from '../../unavailable.js';
-import { createBatcher } from '../batcher.js';
-import { prepare, type Executor } from '../prepared.js';
+import { createBatcher } from '../queries/batcher.js';
+import { prepare, type Executor } from '../queries/prepared.js';
 import type { ResourceContext } from '../resource.js';
-import { insideUnit } from '../unitOfWork.js';
+import { insideUnit } from '../queries/unitOfWork.js';
 
 /** The table of src/store/migrations/0001_pets.ts, as Kysely sees it. */
 export type Tables = {
