@@ -3,14 +3,14 @@
  * (the SQLite file by default, or DATABASE_URL). Only a key's hash is stored, so a key is shown
  * once, when it is created. A new key starts working, and a revoked one stops, on every running
  * instance within the key refresh interval (KEY_REFRESH_MS, 2 s by default). `usage` says which
- * keys still call deprecated operations (src/store/deprecatedCalls.ts), to warn them before a sunset.
+ * keys still call deprecated operations (src/features/deprecation/calls.ts), to warn them before a sunset.
  */
 import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/server.js';
 import { loadBundledSpec, operationsOf } from '../src/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { describeLocation, explainDatabaseError } from '../src/store/databaseErrors.js';
-import { deprecatedUsage } from '../src/store/deprecatedCalls.js';
+import { deprecatedUsage } from '../src/features/deprecation/calls.js';
 import { fail, usageError } from './lib/commandLine.js';
 
 const HELP = `Usage: npm run keys -- <command>

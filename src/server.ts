@@ -20,7 +20,7 @@ import { inUnitOfWork } from './store/queries/unitOfWork.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
-import { createDeprecatedCallLog } from './store/deprecatedCalls.js';
+import { createDeprecatedCallLog, deprecatedCallListener } from './features/deprecation/calls.js';
 import { startIdempotencyPurge } from './features/exactlyOnce/purge.js';
 import { traceQueries } from './store/queries/prepared.js';
 import { readSecret } from './store/secrets.js';
@@ -113,11 +113,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   // Who still calls deprecated operations, per key, in the store (written in batches).
   const deprecatedCalls = createDeprecatedCallLog(database.db, (error) => logger.warn({ err: error }, 'could not record calls of deprecated operations'));
-  const onDeprecatedCall = (operationId: string, caller: string | undefined, at: number): void => {
-    metrics?.countDeprecatedCall(operationId);
-    // A 401's caller is nobody: no key passed.
-    if (caller !== undefined) deprecatedCalls.record(operationId, caller, at);
-  };
+  const onDeprecatedCall = deprecatedCallListener(deprecatedCalls, metrics && ((operationId) => metrics.countDeprecatedCall(operationId)));
 
   const basePath = basePathOf(document);
   const readiness = createReadiness();

@@ -128,8 +128,8 @@ describe('architecture', () => {
     ['raw-body', /^src\/http\//],
     ['content-type', /^src\/http\//],
     ['busboy', /^src\/http\/bodies\/multipart\.ts$/],
-    // A feature that keeps records (exactly-once) holds its own queries, as a resource's store module does.
-    ['kysely', /^src\/(store|features\/exactlyOnce)\//],
+    // A feature that keeps records (exactly-once, the deprecated calls) holds its own queries, as a resource's store module does.
+    ['kysely', /^src\/(store|features\/(exactlyOnce|deprecation))\//],
     ['better-sqlite3', /^src\/store\/database\.ts$/],
     ['pg', /^src\/store\/database\.ts$/],
     ['pino', /^src\/logger\.ts$/],

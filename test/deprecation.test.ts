@@ -18,7 +18,7 @@ import { projectRoot } from '../src/paths.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { loadBundledSpec, operationsOf, type OpenApiDocument } from '../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
-import { createDeprecatedCallLog, deprecatedUsage } from '../src/store/deprecatedCalls.js';
+import { createDeprecatedCallLog, deprecatedUsage } from '../src/features/deprecation/calls.js';
 import { openTestStorage, targets, testConfig, type Target } from './support/server.js';
 
 const run = promisify(execFile);

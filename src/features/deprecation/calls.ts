@@ -6,7 +6,7 @@
  * Several instances add up in the same rows.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../../store/schema.js';
 
 const FLUSH_EVERY_MS = 5_000;
 
@@ -124,4 +124,15 @@ export async function deprecatedUsage(db: Kysely<Database>): Promise<DeprecatedU
     firstCall: row.first_call,
     lastCall: row.last_call,
   }));
+}
+
+/**
+ * What the server hears of each call of a deprecated operation: the metrics' count, and the
+ * call in the log when a key passed (a 401's caller is nobody).
+ */
+export function deprecatedCallListener(log: DeprecatedCallLog, count?: (operationId: string) => void): (operationId: string, caller: string | undefined, at: number) => void {
+  return (operationId, caller, at) => {
+    count?.(operationId);
+    if (caller !== undefined) log.record(operationId, caller, at);
+  };
 }
