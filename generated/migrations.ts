@@ -5,6 +5,7 @@ import * as m0002_api_keys from '../src/store/migrations/0002_api_keys.js';
 import * as m0003_server_secrets from '../src/store/migrations/0003_server_secrets.js';
 import * as m0004_idempotency_keys from '../src/store/migrations/0004_idempotency_keys.js';
 import * as m0005_deprecated_calls from '../src/store/migrations/0005_deprecated_calls.js';
+import * as m0007_pet_photos from '../src/store/migrations/0007_pet_photos.js';
 
 /** Every migration of src/store/migrations/ by its file name, in name order: the order they run in. */
 export const migrations: Record<string, { up: MigrationUp }> = {
@@ -13,4 +14,5 @@ export const migrations: Record<string, { up: MigrationUp }> = {
   "0003_server_secrets": m0003_server_secrets,
   "0004_idempotency_keys": m0004_idempotency_keys,
   "0005_deprecated_calls": m0005_deprecated_calls,
+  "0007_pet_photos": m0007_pet_photos,
 };
