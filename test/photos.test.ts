@@ -39,8 +39,8 @@ describeEachTarget('pet photos: PUT and GET /pets/{petId}/photo, createPet as a 
     [pet, bare] = (await addPets(t(), 2)) as [Pet, Pet];
   });
 
-  const put = (id: number, body: Uint8Array, type: string, init: { auth?: boolean } = {}) =>
-    t().request(`/pets/${id}/photo`, { method: 'PUT', body, headers: { 'Content-Type': type }, ...init });
+  const put = (id: number, body: Buffer, type: string, init: { auth?: boolean } = {}) =>
+    t().request(`/pets/${id}/photo`, { method: 'PUT', body: new Uint8Array(body), headers: { 'Content-Type': type }, ...init });
   const get = (id: number, headers: Record<string, string> = {}, method = 'GET') => t().request(`/pets/${id}/photo`, { method, headers });
   const bytesOf = async (response: Response) => Buffer.from(await response.arrayBuffer());
 
@@ -235,7 +235,7 @@ describeEachTarget('pet photos: PUT and GET /pets/{petId}/photo, createPet as a 
     });
 
     it('HEAD: the 200\'s headers without a body, Range or not', async () => {
-      for (const headers of [{}, { Range: 'bytes=0-7' }]) {
+      for (const headers of [{}, { Range: 'bytes=0-7' }] as Record<string, string>[]) {
         const head = await get(pet.id, headers, 'HEAD');
         expect(head.status).toBe(200);
         expect(head.headers.get('content-length')).toBe(String(size));
@@ -246,10 +246,10 @@ describeEachTarget('pet photos: PUT and GET /pets/{petId}/photo, createPet as a 
   });
 
   describe('createPet as multipart/form-data: the fields of NewPet and an optional photo', () => {
-    const form = (fields: Record<string, string>, photo?: { bytes: Uint8Array; type: string }) => {
+    const form = (fields: Record<string, string>, photo?: { bytes: Buffer; type: string }) => {
       const body = new FormData();
       for (const [name, value] of Object.entries(fields)) body.append(name, value);
-      if (photo) body.append('photo', new Blob([photo.bytes], { type: photo.type }), 'photo');
+      if (photo) body.append('photo', new Blob([new Uint8Array(photo.bytes)], { type: photo.type }), 'photo');
       return t().request('/pets', { method: 'POST', body });
     };
 
@@ -297,7 +297,7 @@ describe('one transaction, and the sandbox', () => {
       const form = new FormData();
       form.append('name', 'Lost');
       form.append('categoryId', '1');
-      form.append('photo', new Blob([PNG], { type: 'image/png' }), 'lost.png');
+      form.append('photo', new Blob([new Uint8Array(PNG)], { type: 'image/png' }), 'lost.png');
       const request = new Request('http://inject/v1/pets', { method: 'POST', body: form });
       const answer = await t.inject({ method: 'POST', url: '/v1/pets', headers: { 'content-type': request.headers.get('content-type') ?? '' }, payload: Buffer.from(await request.arrayBuffer()) });
       expect(answer.statusCode, answer.body).toBe(500);
