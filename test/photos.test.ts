@@ -290,6 +290,40 @@ describeEachTarget('pet photos: PUT and GET /pets/{petId}/photo, createPet as a 
   });
 });
 
+describeEachTarget('pet photos through the typed client (client/index.ts): uploads and downloads', (t) => {
+  it('uploads a Blob (sent with its own type) or bytes (with a Content-Type), downloads a Blob or an ArrayBuffer, asks for a range', async () => {
+    const api = t().client;
+    const [pet] = (await addPets(t(), 1)) as [Pet];
+    const path = { petId: pet.id };
+    const asBlob = await api.putPetPhoto({ params: { path }, body: new Blob([new Uint8Array(JPEG)], { type: 'image/jpeg' }) });
+    expect(asBlob.response.status).toBe(204);
+    const blob = await api.getPetPhoto({ params: { path }, parseAs: 'blob' });
+    expect(blob.data?.type).toBe('image/jpeg');
+    expect(Buffer.from(await (blob.data as Blob).arrayBuffer()).equals(JPEG)).toBe(true);
+    expect(blob.headers.etag).toMatch(STRONG_TAG);
+
+    const asBytes = await api.PUT('/pets/{petId}/photo', { params: { path }, body: new Uint8Array(PNG) as unknown as Blob, headers: { 'Content-Type': 'image/png' } });
+    expect(asBytes.response.status).toBe(204);
+    const bytes = await api.getPetPhoto({ params: { path }, parseAs: 'arrayBuffer' });
+    expect(Buffer.from(bytes.data as ArrayBuffer).equals(PNG)).toBe(true);
+
+    const part = await api.getPetPhoto({ params: { path, header: { Range: 'bytes=0-7' } }, parseAs: 'arrayBuffer' });
+    expect(part.response.status).toBe(206);
+    expect(part.headers.contentRange).toBe(`bytes 0-7/${PNG.length}`);
+    expect(Buffer.from(part.data as ArrayBuffer).equals(PNG.subarray(0, 8))).toBe(true);
+    await expect(api.putPetPhoto({ params: { path }, body: new Uint8Array(PNG) as unknown as Blob })).rejects.toThrow(/needs its media type/);
+  });
+
+  it('sends a form (multipart/form-data) from an object: text fields and a photo file', async () => {
+    const created = await t().client.createPet({ body: { name: 'Biscuit', categoryId: 2, photo: new File([new Uint8Array(WEBP)], 'biscuit.webp', { type: 'image/webp' }) }, headers: { 'Content-Type': 'multipart/form-data' } });
+    expect(created.response.status).toBe(201);
+    const id = (created.data as Pet).id;
+    const photo = await t().client.getPetPhoto({ params: { path: { petId: id } }, parseAs: 'arrayBuffer' });
+    expect(photo.response.headers.get('content-type')).toBe('image/webp');
+    expect(Buffer.from(photo.data as ArrayBuffer).equals(WEBP)).toBe(true);
+  });
+});
+
 describe('one transaction, and the sandbox', () => {
   it('a form whose photo fails to be stored stores no animal either (the unit of work rolls both back)', async () => {
     const t = await injectable({}, (deps) => ({ ...deps, photos: { ...deps.photos, put: () => Promise.reject(new Error('the disk is full')) } }));
