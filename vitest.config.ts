@@ -29,6 +29,7 @@ export const SUITES = {
     'test/getPet.test.ts',
     'test/idempotency.test.ts',
     'test/listPets.test.ts',
+    'test/photos.test.ts',
     'test/roundTrip.test.ts',
   ],
   tools: [

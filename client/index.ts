@@ -11,8 +11,19 @@
  * editor can show its summary and strike a deprecated one through, with its sunset and replacement.
  * Its result adds `headers`: the response headers the operation declares, parsed and typed
  * (`etag`, `nextCursor`, `rateLimit`, `sunset`…; client/responseHeaders.ts).
+ *
+ * Bytes go up as a Blob (a File from an `<input type="file">` is one), sent with the Blob's own
+ * type as Content-Type; and down with `parseAs: 'blob'` (or `'arrayBuffer'`):
+ *
+ *   await api.putPetPhoto({ params: { path: { petId: 1 } }, body: file });
+ *   await api.putPetPhoto({ params: { path: { petId: 1 } }, body: new Blob([bytes], { type: 'image/png' }) });
+ *   const { data: photo } = await api.getPetPhoto({ params: { path: { petId: 1 } }, parseAs: 'blob' });
+ *
+ * A form (`multipart/form-data`) is the operation's fields as an object, with that Content-Type:
+ *
+ *   await api.createPet({ body: { name: 'Biscuit', categoryId: 2, photo: file }, headers: { 'Content-Type': 'multipart/form-data' } });
  */
-import createClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from 'openapi-fetch';
+import createClient, { defaultBodySerializer, type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from 'openapi-fetch';
 import type { components, paths } from './generated/openapi.js';
 import { operationRoutes, type OperationMethods } from './generated/operations.js';
 import { parseLinkTargets } from './linkHeader.js';
@@ -113,13 +124,74 @@ export interface AnimalStoreClientOptions {
   fetch?: ClientOptions['fetch'];
 }
 
+const isBytes = (body: unknown): body is ArrayBuffer | ArrayBufferView => body instanceof ArrayBuffer || ArrayBuffer.isView(body);
+
+/** Bodies openapi-fetch would turn into JSON text are sent as they are when they are bytes or a form. */
+function bodySerializer(body: unknown, headers?: Headers | Record<string, string>): unknown {
+  if (body instanceof Blob || body instanceof FormData || isBytes(body)) return body;
+  // Its declared type takes the body alone; it reads the headers too (a form-urlencoded Content-Type).
+  return (defaultBodySerializer as (body: unknown, headers?: unknown) => unknown)(body, headers);
+}
+
+/** Headers as a plain object (the client's DOM lib has no iterable Headers). */
+function plain(headers: Headers): Record<string, string> {
+  const all: Record<string, string> = {};
+  headers.forEach((value, name) => (all[name] = value));
+  return all;
+}
+
+/** The Content-Type an init's headers set, if any (any spelling, any form of HeadersInit). */
+function contentTypeOf(headers: unknown): string | undefined {
+  if (headers === undefined || headers === null) return undefined;
+  return new Headers(headers as HeadersInit).get('content-type') ?? undefined;
+}
+
+/**
+ * A call's init as openapi-fetch sends it: a Blob goes with its own type as Content-Type (unless
+ * one is given), and an object body with `Content-Type: multipart/form-data` becomes FormData
+ * (a Blob field a file part), whose boundary the platform then writes into the Content-Type.
+ */
+function withBody(init: object | undefined): object | undefined {
+  if (init === undefined || !('body' in init) || init.body === undefined) return init;
+  const { body } = init;
+  const headers = 'headers' in init ? init.headers : undefined;
+  const type = contentTypeOf(headers);
+  if (body instanceof Blob && type === undefined && body.type !== '') return { ...init, headers: { ...plain(new Headers((headers ?? {}) as HeadersInit)), 'Content-Type': body.type } };
+  if (isBytes(body) && type === undefined) throw new TypeError('A body of bytes needs its media type: pass headers: { "Content-Type": "image/png" }, or send a Blob of that type.');
+  if (type?.toLowerCase().startsWith('multipart/form-data') && typeof body === 'object' && body !== null && !(body instanceof FormData) && !(body instanceof Blob) && !isBytes(body)) {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(body)) {
+      if (value === undefined) continue;
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (item instanceof Blob) form.append(name, item, item instanceof File ? item.name : name);
+        else form.append(name, typeof item === 'string' ? item : JSON.stringify(item));
+      }
+    }
+    const rest = new Headers((headers ?? {}) as HeadersInit);
+    rest.delete('content-type');
+    return { ...init, body: form, headers: plain(rest) };
+  }
+  return init;
+}
+
+type AnyCall = (url: string, init?: object) => Promise<unknown>;
+
 export function createAnimalStoreClient(options: AnimalStoreClientOptions): AnimalStoreClient {
   const clientOptions: ClientOptions = {
     baseUrl: options.baseUrl.replace(/\/$/, ''),
     headers: { Authorization: `Bearer ${options.apiKey}` },
+    bodySerializer: bodySerializer as ClientOptions['bodySerializer'],
   };
   if (options.fetch) clientOptions.fetch = options.fetch;
   const client = createClient<paths, 'application/json'>(clientOptions);
+  // Every call's body goes through withBody first, whichever method makes it.
+  const methods = client as unknown as Record<string, AnyCall> & { request: (method: string, url: string, init?: object) => Promise<unknown> };
+  for (const name of ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']) {
+    const call = methods[name] as AnyCall;
+    methods[name] = (url, init) => call(url, withBody(init));
+  }
+  const rawRequest = methods.request;
+  methods.request = (method, url, init) => rawRequest(method, url, withBody(init));
   // The table holds every route, so no one route's types apply here: OperationClient gives each
   // method its own when the object is cast below.
   const request = client.request as unknown as (method: HttpMethod, url: string, init?: object) => Promise<{ response: Response }>;

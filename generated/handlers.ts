@@ -3,6 +3,8 @@ import type { Handlers } from '../src/contract.js';
 import { listPets } from '../handlers/listPets.js';
 import { createPet } from '../handlers/createPet.js';
 import { getPet } from '../handlers/getPet.js';
+import { getPetPhoto } from '../handlers/getPetPhoto.js';
+import { putPetPhoto } from '../handlers/putPetPhoto.js';
 
 /** One handler per operationId of the spec (handlers/<operationId>.ts). */
-export const handlers = { listPets, createPet, getPet } satisfies Handlers;
+export const handlers = { listPets, createPet, getPet, getPetPhoto, putPetPhoto } satisfies Handlers;

@@ -6,6 +6,7 @@ import * as m0003_server_secrets from '../src/store/migrations/0003_server_secre
 import * as m0004_idempotency_keys from '../src/store/migrations/0004_idempotency_keys.js';
 import * as m0005_deprecated_calls from '../src/store/migrations/0005_deprecated_calls.js';
 import * as m0006_idempotency_records from '../src/store/migrations/0006_idempotency_records.js';
+import * as m0007_pet_photos from '../src/store/migrations/0007_pet_photos.js';
 
 /** Every migration of src/store/migrations/ by its file name, in name order: the order they run in. */
 export const migrations: Record<string, { up: MigrationUp }> = {
@@ -15,4 +16,5 @@ export const migrations: Record<string, { up: MigrationUp }> = {
   "0004_idempotency_keys": m0004_idempotency_keys,
   "0005_deprecated_calls": m0005_deprecated_calls,
   "0006_idempotency_records": m0006_idempotency_records,
+  "0007_pet_photos": m0007_pet_photos,
 };

@@ -23,6 +23,12 @@ export interface paths {
          * @description Adds an animal to the store and returns it with the `id` the service
          *     assigned. The response's `Location` header is the animal's address.
          *     When `status` is omitted, the animal is `available`.
+         *
+         *     As `multipart/form-data` (what an HTML form with a file input sends), the body holds
+         *     the fields of `NewPet` as text fields and, optionally, a `photo` file: a PNG, JPEG or
+         *     WebP image of at most 5 MiB, whose first bytes are its format's signature (else a 400
+         *     naming `photo`). The animal and its photo are stored together or not at all; the photo
+         *     is then `GET /pets/{petId}/photo`.
          */
         post: operations["createPet"];
         delete?: never;
@@ -50,6 +56,42 @@ export interface paths {
          */
         get: operations["getPet"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pets/{petId}/photo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the photo of an animal
+         * @description Returns the photo of an animal, as it was stored, with its media type. The answer
+         *     carries a strong `ETag` (304 on `If-None-Match`) and `Accept-Ranges: bytes`.
+         *
+         *     `Range: bytes=<first>-<last>` (or `bytes=<first>-`, or `bytes=-<length>` for the last
+         *     bytes) asks for a part: the answer is 206 with those bytes and `Content-Range`, or 416
+         *     with `Content-Range: bytes *\/<size>` when no range lies within the photo. Overlapping or
+         *     adjacent ranges are joined; a list of ranges that stay apart, another unit, or a value
+         *     that is not a `bytes` range is answered with the whole photo, 200. With `If-Range`, the range
+         *     is served only while the photo's `ETag` is the one sent; otherwise the whole photo, 200.
+         */
+        get: operations["getPetPhoto"];
+        /**
+         * Store the photo of an animal
+         * @description Stores the photo of an animal, replacing the one it had. The body is the image itself,
+         *     sent with its media type: `image/png`, `image/jpeg` or `image/webp`, at most 5 MiB
+         *     (5,242,880 bytes). Its first bytes must be that format's signature (PNG's
+         *     `89 50 4E 47 0D 0A 1A 0A`, JPEG's `FF D8 FF`, WebP's `RIFF`…`WEBP`), else the answer is
+         *     a 400 `invalid_image` and nothing is stored. A photo is stored whole or not at all.
+         */
+        put: operations["putPetPhoto"];
         post?: never;
         delete?: never;
         options?: never;
@@ -108,15 +150,35 @@ export interface components {
         /** @description A list of animals; at most 100, the largest `limit`. */
         Pets: components["schemas"]["Pet"][];
         /**
+         * Format: binary
+         * @description The bytes of a photo: a PNG, JPEG or WebP image of at most 5 MiB (5,242,880 bytes),
+         *     beginning with its format's signature.
+         */
+        PhotoBytes: Blob;
+        /**
+         * @description An animal to add from a form (`multipart/form-data`): the fields of `NewPet`, each a
+         *     text field, and an optional `photo` file. `name` and `categoryId` are required.
+         */
+        NewPetWithPhoto: {
+            name: components["schemas"]["PetName"];
+            categoryId: components["schemas"]["CategoryId"];
+            /**
+             * @description Availability of the new animal; `available` when omitted.
+             * @default available
+             */
+            status?: components["schemas"]["PetStatus"];
+            photo?: components["schemas"]["PhotoBytes"];
+        };
+        /**
          * @description Machine-readable error code, one per condition:
          *
          *     - `validation_failed` (400): a parameter or the body breaks the contract (see `details`), or the request is not well-formed HTTP/1.1.
          *     - `invalid_json` (400): the body is not well-formed JSON.
          *     - `unauthorized` (401): the API key is missing, malformed, unknown or revoked.
-         *     - `not_found` (404): no such animal, or no such path.
+         *     - `not_found` (404): no such animal, no photo of it, or no such path.
          *     - `method_not_allowed` (405): the path exists but not with this method.
-         *     - `payload_too_large` (413, 431): the body (413, over 64 KiB) or the request line and headers (431, over 16 KiB) are larger than the service accepts.
-         *     - `unsupported_media_type` (415): the body is not `application/json`.
+         *     - `payload_too_large` (413, 431): the body (413: over 64 KiB, or a photo over 5 MiB) or the request line and headers (431, over 16 KiB) are larger than the service accepts.
+         *     - `unsupported_media_type` (415): the body is not of a media type the operation takes (`application/json`; a form; an image).
          *     - `internal_error` (500): an unexpected failure; retrying may help.
          *     - `not_implemented` (501): the operation is in the contract but not built yet.
          *     - `service_unavailable` (503, 408): the database cannot be reached (503), or the request did not arrive within the server's time limits and the connection is closed (408); retry later.
@@ -194,6 +256,36 @@ export interface components {
              * @example GET /pets with the status filter
              */
             replacement: string;
+        };
+        /**
+         * @description Machine-readable code of a `MediaError`, one per condition:
+         *
+         *     - `invalid_image` (400): the body is not an image of its media type: its first bytes are not the PNG, JPEG or WebP signature.
+         *     - `range_not_satisfiable` (416): no range of the `Range` lies within the photo (past its end); `Content-Range` gives its size.
+         *
+         *     Like `ErrorCode`, new values may be added in a minor version.
+         * @example invalid_image
+         * @enum {string}
+         */
+        MediaErrorCode: "invalid_image" | "range_not_satisfiable";
+        /**
+         * @description The `Error` body of the answers added in 1.3.0 about an image's bytes (a 400 for a body
+         *     that is not the image it says, a 416): the same fields, with codes of their own, so
+         *     that the codes of earlier responses stay what they promised.
+         */
+        MediaError: {
+            code: components["schemas"]["MediaErrorCode"];
+            /**
+             * @description Human-readable description.
+             * @example The request body is not a PNG image; its first bytes are not the PNG signature.
+             */
+            message: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response, repeated.
+             * @example 400
+             */
+            status: number;
         };
         /** @description One offending field of a request. */
         ErrorDetail: {
@@ -322,7 +414,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than 64 KiB. */
+        /** @description The body is larger than 64 KiB, or a form's photo file larger than 5 MiB. */
         PayloadTooLarge: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -333,7 +425,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json`. */
+        /** @description The body is not `application/json` or `multipart/form-data`, or a form's photo file is not an image it takes. */
         UnsupportedMediaType: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -342,6 +434,73 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The body is not the image its media type says (`invalid_image`, a `MediaError`), or
+         *     `petId` is not an identifier (`validation_failed`, an `Error`).
+         */
+        InvalidPhoto: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] | components["schemas"]["MediaError"];
+            };
+        };
+        /** @description The photo is larger than 5 MiB (5,242,880 bytes); nothing was stored. */
+        PhotoTooLarge: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is not `image/png`, `image/jpeg` or `image/webp`. */
+        UnsupportedPhotoType: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No animal has this id, or it has no photo. */
+        PhotoNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description No range of the `Range` lies within the photo (it starts past the end, ends before it
+         *     starts, or is an empty suffix). `Content-Range` gives the photo's size; ask again
+         *     within it, or without `Range`.
+         */
+        RangeNotSatisfiable: {
+            headers: {
+                /**
+                 * @description The photo's size in bytes, `bytes *\/<size>` (RFC 9110 §14.4).
+                 * @example bytes *\/2048
+                 */
+                "Content-Range": string;
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["MediaError"];
             };
         };
         /** @description An unexpected failure of the service; retrying may help. */
@@ -440,7 +599,7 @@ export interface components {
          */
         Cursor: string;
         /**
-         * @description Identifier of the animal to retrieve.
+         * @description Identifier of the animal.
          * @example 1
          */
         PetId: components["schemas"]["Id"];
@@ -471,6 +630,24 @@ export interface components {
          * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
          */
         IdempotencyKey: string;
+        /**
+         * @description A part of the photo, in bytes (RFC 9110 §14.2): `bytes=<first>-<last>`,
+         *     `bytes=<first>-` (to the end) or `bytes=-<length>` (the last bytes). Answered 206 with
+         *     those bytes, or 416 when no range lies within the photo (it starts past the end, ends
+         *     before it starts, or is an empty suffix). Ranges that overlap or touch are joined;
+         *     ranges that stay apart, another unit, or a value that is not a `bytes` range get the
+         *     whole photo, 200.
+         * @example bytes=0-1023
+         */
+        Range: string;
+        /**
+         * @description The `ETag` of the photo you hold part of (RFC 9110 §13.1.5): the `Range` is served only
+         *     while the photo still has that tag (compared strongly: a `W/` tag never matches);
+         *     otherwise the answer is the whole photo, 200. A date never matches: the service sends
+         *     no `Last-Modified`.
+         * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+         */
+        IfRange: string;
     };
     requestBodies: never;
     headers: {
@@ -482,6 +659,17 @@ export interface components {
          * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
          */
         ETag: string;
+        /**
+         * @description The answer can be asked for in parts: send `Range: bytes=…` (RFC 9110 §14.3).
+         * @example bytes
+         */
+        "Accept-Ranges": "bytes";
+        /**
+         * @description Which bytes of the photo this answer holds, and the photo's whole size:
+         *     `bytes <first>-<last>/<size>`, counted from 0 (RFC 9110 §14.4).
+         * @example bytes 0-63/2048
+         */
+        "Content-Range": string;
         /**
          * @description Address of the new animal, `/v1/pets/{id}` (each resource has its own, with its own path).
          * @example /v1/pets/3
@@ -646,6 +834,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewPet"];
+                "multipart/form-data": components["schemas"]["NewPetWithPhoto"];
             };
         };
         responses: {
@@ -700,7 +889,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description Identifier of the animal to retrieve.
+                 * @description Identifier of the animal.
                  * @example 1
                  */
                 petId: components["parameters"]["PetId"];
@@ -745,6 +934,145 @@ export interface operations {
             401: components["responses"]["UnauthorizedDeprecated"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["OperationGone"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getPetPhoto: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of a response you kept (or a comma-separated list of them, or `*`). When
+                 *     one matches the answer as it stands now, the service answers 304 with no body instead
+                 *     of the 200. Tags are compared weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`. A
+                 *     value that is not a list of entity tags matches nothing, so the answer is the 200.
+                 *     Browsers send it by themselves when they revalidate a response they kept. At most
+                 *     8,192 characters, so that it fits with the rest of a request in the 16 KiB the
+                 *     service accepts for the request line and headers (a larger head is a 431).
+                 * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description A part of the photo, in bytes (RFC 9110 §14.2): `bytes=<first>-<last>`,
+                 *     `bytes=<first>-` (to the end) or `bytes=-<length>` (the last bytes). Answered 206 with
+                 *     those bytes, or 416 when no range lies within the photo (it starts past the end, ends
+                 *     before it starts, or is an empty suffix). Ranges that overlap or touch are joined;
+                 *     ranges that stay apart, another unit, or a value that is not a `bytes` range get the
+                 *     whole photo, 200.
+                 * @example bytes=0-1023
+                 */
+                Range?: components["parameters"]["Range"];
+                /**
+                 * @description The `ETag` of the photo you hold part of (RFC 9110 §13.1.5): the `Range` is served only
+                 *     while the photo still has that tag (compared strongly: a `W/` tag never matches);
+                 *     otherwise the answer is the whole photo, 200. A date never matches: the service sends
+                 *     no `Last-Modified`.
+                 * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+                 */
+                "If-Range"?: components["parameters"]["IfRange"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1
+                 */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo, with the media type it was stored with. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": components["schemas"]["PhotoBytes"];
+                    "image/jpeg": components["schemas"]["PhotoBytes"];
+                    "image/webp": components["schemas"]["PhotoBytes"];
+                };
+            };
+            /** @description The part of the photo the `Range` asked for; `Content-Range` says which. */
+            206: {
+                headers: {
+                    "Content-Range": components["headers"]["Content-Range"];
+                    ETag: components["headers"]["ETag"];
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": components["schemas"]["PhotoBytes"];
+                    "image/jpeg": components["schemas"]["PhotoBytes"];
+                    "image/webp": components["schemas"]["PhotoBytes"];
+                };
+            };
+            /**
+             * @description The photo has not changed since the response whose `ETag` was sent in
+             *     `If-None-Match`: no body. It carries the same `ETag`.
+             */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidPetId"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["PhotoNotFound"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    putPetPhoto: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1
+                 */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        /** @description The image, as the raw body. */
+        requestBody: {
+            content: {
+                "image/png": components["schemas"]["PhotoBytes"];
+                "image/jpeg": components["schemas"]["PhotoBytes"];
+                "image/webp": components["schemas"]["PhotoBytes"];
+            };
+        };
+        responses: {
+            /** @description The photo is stored; `GET /pets/{petId}/photo` answers it from now on. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidPhoto"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PhotoTooLarge"];
+            415: components["responses"]["UnsupportedPhotoType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];

@@ -21,7 +21,8 @@ import { join, relative } from 'node:path';
 import { bundledSpecPath, projectRoot } from '../src/paths.js';
 import { basePathOf, loadBundledSpec } from '../src/spec.js';
 import { commandLine, fail, usageError } from './lib/commandLine.js';
-import { listenProblem, waitForPort } from './lib/processes.js';
+import { exampleFileFront } from './lib/mockFiles.js';
+import { freePort, listenProblem, waitForPort } from './lib/processes.js';
 import { forMock, mockDifferencesHelp } from './lib/prismContract.js';
 
 const DEFAULT_PORT = 4010;
@@ -88,7 +89,16 @@ watchFile(bundledSpecPath, { interval: 1000 }, (current, previous) => {
   }
 });
 
-const prism = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', mockSpecPath, '--host', host, '--port', String(port)], { cwd: projectRoot, stdio: 'inherit' });
+// Prism listens on a port of its own on this machine; the front on the one asked for answers
+// every request through it, with the bytes of the example files (./lib/mockFiles.ts).
+const prismHost = '127.0.0.1';
+const prismPort = await freePort(prismHost);
+const prism = spawn(join(projectRoot, 'node_modules', '.bin', 'prism'), ['mock', mockSpecPath, '--host', prismHost, '--port', String(prismPort)], { cwd: projectRoot, stdio: 'inherit' });
+const front = exampleFileFront({ host: prismHost, port: prismPort }, join(projectRoot, 'spec'));
+front.on('error', (error) => {
+  prism.kill('SIGTERM');
+  fail(`Cannot listen on ${host}:${port}: ${error.message}`);
+});
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -111,7 +121,8 @@ prism.on('exit', (code, signal) => {
   process.exit(code === null || code === 0 ? 1 : code);
 });
 
-if (await waitForPort(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port, () => prism.exitCode !== null || prism.signalCode !== null || stopping)) {
+const gaveUp = () => prism.exitCode !== null || prism.signalCode !== null || stopping;
+if ((await waitForPort(prismHost, prismPort, gaveUp)) && (await new Promise<boolean>((resolve) => front.listen(port, host, () => resolve(true))))) {
   const shown = host === '127.0.0.1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   const base = `http://${shown}:${port}${basePath}`;
   console.log(`\nMock of the Animal Store API on ${base} (any bearer token is accepted).`);

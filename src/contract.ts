@@ -7,13 +7,15 @@
 import type { operations } from '../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
 import { errorResult } from './errors/refusal.js';
+import { FORMAT_NAMES, hasSignatureOf, isPhotoMediaType } from './images.js';
 import { BinaryBody, type JsonText, type Upload } from './schemas.js';
 import type { Stores } from '../generated/stores.js';
 
-// Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts
-// and the error catalog (./errors/) is passed on.
-export { BinaryBody, errorResult };
-export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, Schemas, Upload } from './schemas.js';
+// Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts,
+// ./images.ts and the error catalog (./errors/) is passed on.
+export { BinaryBody, errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType };
+export type { PhotoMediaType } from './images.js';
+export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, MediaErrorBody, MediaErrorCode, Schemas, Upload } from './schemas.js';
 
 export type OperationId = keyof operations;
 
@@ -56,10 +58,11 @@ export type HandlerRequest<O extends OperationId> = {
 
 /**
  * Headers the server derives itself (deprecation from the spec, ETag from the answer's bytes,
- * rate limits from the limiter); handlers never set them. A `Link` beside `Deprecation` is the
+ * rate limits from the limiter, Accept-Ranges and Content-Range where it answers byte ranges);
+ * handlers never set them. A `Link` beside `Deprecation` is the
  * deprecation link (src/features/deprecation/); any other `Link` (a page's) is the handler's.
  */
-type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'ETag' | 'RateLimit' | 'RateLimit-Policy';
+type ServerHeaders = 'Deprecation' | 'Sunset' | 'WWW-Authenticate' | 'ETag' | 'RateLimit' | 'RateLimit-Policy' | 'Accept-Ranges' | 'Content-Range';
 
 type DeclaredHeaders<R> = R extends { headers: infer H }
   ? { [K in keyof H as string extends K ? never : K extends ServerHeaders ? never : K extends 'Link' ? (H extends { Deprecation: string } ? never : K) : K]: H[K] }

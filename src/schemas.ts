@@ -17,6 +17,9 @@ export type LimitErrorCode = Schemas['LimitErrorCode'];
 /** The body of a deprecated operation's 410 (brownout or sunset), with the sunset date and the replacement (spec: GoneError). */
 export type GoneErrorBody = Schemas['GoneError'];
 export type GoneErrorCode = Schemas['GoneErrorCode'];
+/** The Error body of 1.3.0's answers about an image's bytes (400 invalid_image, 416), with codes of its own (spec: MediaError). */
+export type MediaErrorBody = Schemas['MediaError'];
+export type MediaErrorCode = Schemas['MediaErrorCode'];
 
 /**
  * Bytes a client sent: a raw body (`image/png`, `application/octet-stream`) or a file part of a
@@ -35,12 +38,15 @@ export interface Upload {
 /**
  * Bytes a handler answers (an image, a file), with the media type the spec declares for that
  * status; the server sets Content-Type and Content-Length from it, and tags it like any other
- * answer of a conditional read.
+ * answer of a conditional read (and answers its Range requests where the operation declares a
+ * 206). `sha256`, the bytes' SHA-256 in hex when the caller has it stored, spares hashing them
+ * again for the tag: it must be the digest of exactly `bytes`.
  */
 export class BinaryBody<M extends string = string> {
   constructor(
     readonly bytes: Buffer,
     readonly mediaType: M,
+    readonly sha256?: string,
   ) {}
 }
 
@@ -59,6 +65,10 @@ export function errorBody(status: number, code: ErrorCode, message: string, deta
 }
 
 export function limitErrorBody(status: number, code: LimitErrorCode, message: string): LimitErrorBody {
+  return { code, message, status };
+}
+
+export function mediaErrorBody(status: number, code: MediaErrorCode, message: string): MediaErrorBody {
   return { code, message, status };
 }
 

@@ -68,7 +68,7 @@ function cyclesIn(graph: ICruiseResult): string[] {
  */
 const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly string[] }> = [
   // The spec's types, configuration, logging, reading the spec, and which errors mean an outage.
-  { layer: 'shared', files: /^src\/(paths|config|logger|spec|schemas|unavailable|shutdown|instant)\.ts$/, mayImport: ['shared'] },
+  { layer: 'shared', files: /^src\/(paths|config|logger|spec|schemas|unavailable|shutdown|instant|images)\.ts$/, mayImport: ['shared'] },
   // The error catalog: every code's status, body, headers and wording, and the one Refusal.
   { layer: 'errors', files: /^src\/errors\//, mayImport: ['shared', 'errors'] },
   // The handler contract and what it hands to handlers: the store's interface, cursors; API keys' format.
@@ -108,7 +108,7 @@ describe('architecture', () => {
     const runtimeSources = sources('src');
     const read = (file: string) => readFileSync(join(root, file), 'utf8');
     // schemas.ts defines the body builders; src/errors/refusal.ts is the one caller.
-    const builders = runtimeSources.filter((file) => /\b(errorBody|limitErrorBody|goneErrorBody)\(/.test(read(file)));
+    const builders = runtimeSources.filter((file) => /\b(errorBody|limitErrorBody|goneErrorBody|mediaErrorBody)\(/.test(read(file)));
     expect(builders.sort()).toEqual(['src/errors/refusal.ts', 'src/schemas.ts']);
     const constructed = [...runtimeSources, ...sources('handlers')].filter((file) => /\bnew Refusal\(/.test(read(file)));
     expect(constructed).toEqual(['src/errors/refusal.ts']);

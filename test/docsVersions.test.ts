@@ -58,11 +58,12 @@ async function rendered(page: Page, what: string): Promise<void> {
   await page.getByRole('link', { name: 'Pets', exact: true }).first().waitFor({ state: 'visible' });
 }
 
-/** Opens the Try it panel and fills it for `operationId` with `fields` (field id → value). */
-async function tryIt(page: Page, operationId: string, key: string, fields: Record<string, string>): Promise<{ status: string; headers: string; body: string }> {
+/** Opens the Try it panel and fills it for `operationId` with `fields` (field id → value), after `prepare` (a body type chosen, a file picked). */
+async function tryIt(page: Page, operationId: string, key: string, fields: Record<string, string>, prepare: () => Promise<void> = async () => undefined): Promise<{ status: string; headers: string; body: string }> {
   if ((await page.locator('#try-it').getAttribute('hidden')) !== null) await page.getByRole('button', { name: 'Try it' }).click();
   await page.locator('#try-it-operation').selectOption(operationId);
   await page.locator('#try-it-key').fill(key);
+  await prepare();
   for (const [id, value] of Object.entries(fields)) await page.locator(`#${id}`).fill(value);
   await page.locator('#try-it-send').click();
   const status = page.getByTestId('try-it-status');
@@ -247,6 +248,32 @@ describe.skipIf(!existsSync(CHROMIUM))(`docs per version, the changes page and T
       expect(refusedAnswer.status).toBe('401 Unauthorized');
       expect(JSON.parse(refusedAnswer.body)).toMatchObject({ code: 'unauthorized', status: 401 });
       expect(page.url()).not.toContain(server.key);
+      await page.close();
+    });
+
+    it('Try it sends a file as putPetPhoto\'s body (the media type chosen), a form with a photo file as createPet\'s, and describes the image answered', async () => {
+      const created = await server.request('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Photographed', categoryId: 2 }) });
+      const pet = (await created.json()) as { id: number };
+      const png = join(projectRoot, 'spec', 'examples', 'biscuit.png');
+      const page = await context.newPage();
+      await page.goto(`${server.origin}/docs#tag/Pets/operation/putPetPhoto`, { waitUntil: 'load' });
+      await page.getByRole('button', { name: 'Try it' }).click();
+      const stored = await tryIt(page, 'putPetPhoto', server.key, { 'try-it-path-petId': String(pet.id) }, async () => {
+        expect(await page.locator('#try-it-body-type option').allInnerTexts()).toEqual(['image/png', 'image/jpeg', 'image/webp']);
+        await page.locator('#try-it-request-file').setInputFiles(png);
+      });
+      expect(stored.status).toBe('204 No Content');
+      const photo = await tryIt(page, 'getPetPhoto', server.key, { 'try-it-path-petId': String(pet.id) });
+      expect(photo.status).toBe('200 OK');
+      expect(photo.body).toBe(`(${readFileSync(png).length} bytes of image/png)`);
+      const form = await tryIt(page, 'createPet', server.key, { 'try-it-form-name': 'From a form', 'try-it-form-categoryId': '3' }, async () => {
+        await page.locator('#try-it-body-type').selectOption('multipart/form-data');
+        await page.locator('#try-it-form-photo').setInputFiles(png);
+      });
+      expect(form.status).toBe('201 Created');
+      const formed = JSON.parse(form.body) as { id: number; name: string };
+      expect(formed.name).toBe('From a form');
+      expect((await server.request(`/pets/${formed.id}/photo`)).headers.get('content-type')).toBe('image/png');
       await page.close();
     });
   });

@@ -16,7 +16,7 @@ const document = JSON.parse(readFileSync(join(process.cwd(), 'generated/openapi.
 const { schemas } = document.components;
 
 /** Each body schema and the enumeration of its `code`. */
-const BODIES = { Error: 'ErrorCode', LimitError: 'LimitErrorCode', GoneError: 'GoneErrorCode' } as const;
+const BODIES = { Error: 'ErrorCode', LimitError: 'LimitErrorCode', GoneError: 'GoneErrorCode', MediaError: 'MediaErrorCode' } as const;
 
 /** `- \`code\` (400, 431): …` lines of an enumeration's description: the statuses it names per code. */
 function statusesDescribed(schema: Schema): Map<string, number[]> {
@@ -70,6 +70,8 @@ describe('the error catalog against the spec', () => {
       name: 'photo',
       type: 'image/gif',
       max: 100,
+      format: 'PNG',
+      size: 2048,
     };
     let made = 0;
     for (const code of codes) {

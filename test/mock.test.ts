@@ -1,7 +1,8 @@
 /**
  * `npm run mock` as a frontend developer uses it: the script in a child process on a free port,
  * answering on the real server's paths (/v1/...) with the contract's examples, asking for a bearer
- * token, open to cross-origin pages, and stopping Prism with it on SIGTERM.
+ * token, open to cross-origin pages, serving the bytes of the example images, and stopping
+ * Prism with it on SIGTERM.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -55,6 +56,25 @@ describe('npm run mock (Prism on the contract, on the real server paths)', () =>
     const created = await api.POST('/pets', { body: { name: 'Biscuit', categoryId: 2 } });
     expect(created.response.status).toBe(201);
     expect(created.data).toMatchObject({ id: expect.any(Number), name: expect.any(String) });
+  });
+
+  it('accepts a photo (raw PNG, JPEG, WebP; a form with a photo file) and answers the example image of each media type, byte for byte', async () => {
+    for (const [type, file] of [['image/png', 'biscuit.png'], ['image/jpeg', 'biscuit.jpg'], ['image/webp', 'biscuit.webp']] as const) {
+      const image = readFileSync(join(projectRoot, 'spec', 'examples', file));
+      const stored = await fetch(`${base}/pets/1/photo`, { method: 'PUT', headers: { ...AUTH, 'Content-Type': type }, body: new Uint8Array(image) });
+      expect(stored.status, type).toBe(204);
+      const answer = await fetch(`${base}/pets/1/photo`, { headers: { ...AUTH, Accept: type } });
+      expect(answer.status, type).toBe(200);
+      expect(answer.headers.get('content-type'), type).toBe(type);
+      expect(Buffer.from(await answer.arrayBuffer()).equals(image), type).toBe(true);
+      expect(answer.headers.get('content-length'), type).toBe(String(image.length));
+    }
+    const form = new FormData();
+    form.append('name', 'Biscuit');
+    form.append('categoryId', '2');
+    form.append('photo', new Blob([new Uint8Array(readFileSync(join(projectRoot, 'spec', 'examples', 'biscuit.png')))], { type: 'image/png' }), 'biscuit.png');
+    const created = await fetch(`${base}/pets`, { method: 'POST', headers: AUTH, body: form });
+    expect(created.status).toBe(201);
   });
 
   it('GET /v1/pets with a bearer token answers 200 with the listPets example firstPage', async () => {

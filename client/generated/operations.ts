@@ -5,6 +5,8 @@ export const operationRoutes = {
   listPets: { method: "get", path: "/pets" },
   createPet: { method: "post", path: "/pets" },
   getPet: { method: "get", path: "/pets/{petId}" },
+  getPetPhoto: { method: "get", path: "/pets/{petId}/photo" },
+  putPetPhoto: { method: "put", path: "/pets/{petId}/photo" },
 } as const;
 
 /**
@@ -22,6 +24,10 @@ export interface OperationMethods {
    * @deprecated Removed on 2030-12-05 (x-sunset): use GET /pets with the status filter instead.
    */
   getPet: (typeof operationRoutes)["getPet"];
+  /** Get the photo of an animal: `GET /pets/{petId}/photo`. */
+  getPetPhoto: (typeof operationRoutes)["getPetPhoto"];
+  /** Store the photo of an animal: `PUT /pets/{petId}/photo`. */
+  putPetPhoto: (typeof operationRoutes)["putPetPhoto"];
 }
 
 /** Every kind of header value the client parses (client/headerValues.ts has a parser for each). */
@@ -149,6 +155,93 @@ export const operationHeaders = {
       deprecation: { header: "Deprecation", kind: "structuredDate", required: true },
       sunset: { header: "Sunset", kind: "httpDate", required: true },
       link: { header: "Link", kind: "link", required: true, rels: ["deprecation"] },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "429": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "500": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "default": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+  },
+  getPetPhoto: {
+    "200": {
+      etag: { header: "ETag", kind: "etag", required: true },
+      acceptRanges: { header: "Accept-Ranges", kind: "string", required: true, values: ["bytes"] },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "206": {
+      contentRange: { header: "Content-Range", kind: "string", required: true },
+      etag: { header: "ETag", kind: "etag", required: true },
+      acceptRanges: { header: "Accept-Ranges", kind: "string", required: true, values: ["bytes"] },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "304": {
+      etag: { header: "ETag", kind: "etag", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "400": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "401": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "404": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "416": {
+      contentRange: { header: "Content-Range", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "429": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "500": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "default": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+  },
+  putPetPhoto: {
+    "204": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "400": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "401": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "404": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "413": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "415": {
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
       rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
     },

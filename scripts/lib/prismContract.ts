@@ -5,6 +5,7 @@
  * the same copy without starting the mock.
  */
 import { basePathOf, type OpenApiDocument } from '../../src/spec.js';
+import { useExampleFiles } from './mockFiles.js';
 import { isNode, operationsOf, resolveRef } from './operations.js';
 
 /**
@@ -62,10 +63,14 @@ function requirePlainDecimal(document: OpenApiDocument): void {
  * - No 422: Prism answers every invalid request with the operation's 422 when it declares one
  *   (prism-http's mocker prefers 422 over 400), so createPet's 422 (an Idempotency-Key reused
  *   with another body, which a mock that stores nothing can never detect) would replace each 400.
+ * - A binary example that names its file (`x-example-file`) answers a marker of that file, which
+ *   the mock's front replaces with the file's bytes (./mockFiles.ts): Prism would send the
+ *   example's text instead of an image.
  */
 export function forMock(document: OpenApiDocument): OpenApiDocument {
   const copy = withBasePathInPaths(document);
   requirePlainDecimal(copy);
+  useExampleFiles(copy);
   const withoutHeaders = (response: unknown, status: string, deprecated: boolean) => {
     const headers = isNode(response) && isNode(response.headers) ? response.headers : undefined;
     if (!headers) return;

@@ -454,23 +454,38 @@ const ERROR_STATUS = /^[45]/;
 const isErrorStatus = (status) => status === 'default' || ERROR_STATUS.test(status);
 /** 1.1.0's 409, 422 and 429 carry LimitError, so 1.0.0's Error codes stay what 1.0.0 promised. */
 const LIMIT_STATUSES = ['409', '422', '429'];
+/** The error bodies of the server's catalog (src/errors/catalog.ts): each has codes of its own. */
+const ERROR_BODIES = ['Error', 'LimitError', 'GoneError', 'MediaError'];
 const schemaRef = (name) => `#/components/schemas/${name}`;
 const responseRef = (name) => `#/components/responses/${name}`;
 
-/** The error body schema the server sends with `status` for `operation`: Error, LimitError or GoneError. */
+/** The error body schema the server sends with `status` for `operation`: Error, LimitError, GoneError or (a 416) MediaError. */
 function errorBodyFor(status, operation) {
   if (LIMIT_STATUSES.includes(status)) return 'LimitError';
   if (status === '410' && operation.deprecated === true) return 'GoneError';
+  if (status === '416') return 'MediaError';
   return 'Error';
 }
 
-/** What is wrong with an error response's body (dereferenced), or undefined when it is the right one. */
+const isBodyRef = (schema, name) => isObject(schema) && schema.$ref === schemaRef(name) && Object.keys(schema).length === 1;
+
+/**
+ * What is wrong with an error response's body (dereferenced), or undefined when it is the right
+ * one: the status's body component, or a `oneOf` of it and other error bodies of the catalog (a
+ * 400 that is a validation_failed Error or an invalid_image MediaError).
+ */
 function errorBodyProblem(response, body) {
   if (!isObject(response) || !isObject(response.content) || Object.keys(response.content).length === 0) return `has no ${body} body`;
   const json = response.content[JSON_MEDIA_TYPE];
   if (!isObject(json)) return `has no ${JSON_MEDIA_TYPE} ${body} body`;
   const schema = json.schema;
-  if (isObject(schema) && schema.$ref === schemaRef(body) && Object.keys(schema).length === 1) return undefined;
+  if (isBodyRef(schema, body)) return undefined;
+  if (isObject(schema) && Array.isArray(schema.oneOf) && Object.keys(schema).length === 1) {
+    const members = schema.oneOf;
+    const known = members.every((member) => ERROR_BODIES.some((name) => isBodyRef(member, name)));
+    if (known && members.some((member) => isBodyRef(member, body))) return undefined;
+    return `has a \`oneOf\` as its ${JSON_MEDIA_TYPE} body that is not the ${body} component with other error bodies (${ERROR_BODIES.join(', ')})`;
+  }
   const now = !isObject(schema) ? 'no schema' : isRef(schema) ? `\`$ref: '${schema.$ref}'\`` : 'a schema of its own';
   return `has ${now} as its ${JSON_MEDIA_TYPE} body, not the ${body} component`;
 }
@@ -651,7 +666,9 @@ function ErrorResponseBody() {
                 ? 'The server sends its 409, 422 and 429 as LimitError bodies (their codes are LimitErrorCode).'
                 : body === 'GoneError'
                   ? "A deprecated operation's 410 is the server's GoneError (it names the replacement and the sunset)."
-                  : 'The server sends every 4xx, 5xx and default answer as an Error body; the response check (tests, dev) turns an answer the spec does not describe into a 500.';
+                  : body === 'MediaError'
+                    ? 'The server sends a 416 (a Range past the end) as a MediaError body (its codes are MediaErrorCode).'
+                    : 'The server sends every 4xx, 5xx and default answer as an Error body (a 400 may be `oneOf` it and a MediaError); the response check (tests, dev) turns an answer the spec does not describe into a 500.';
             problems.add(
               response.location,
               label,
@@ -673,12 +690,18 @@ function ErrorResponseBody() {
  * Where the server (not a handler) sends each header. A header the spec declares `required: true`
  * on a response where the server does not send it makes every such answer a contract violation.
  */
-function serverHeaderProblem(name, { root, operation, method, status, responses }) {
+function serverHeaderProblem(name, { root, operation, method, status, responses, bytes }) {
   const has = (response, header) => isObject(response) && isObject(response.headers) && Object.keys(response.headers).some((h) => h.toLowerCase() === header);
   switch (name.toLowerCase()) {
     case 'etag':
-      if (method === 'get' && (status === '200' || status === '304') && responses['304'] !== undefined && has(responses['200'], 'etag')) return undefined;
-      return 'the server sends ETag only on the 200 and 304 of a GET that declares both an ETag on its 200 and a 304 (then it tags the 200 and answers If-None-Match itself): declare both, or drop the ETag';
+      if (method === 'get' && (status === '200' || status === '304' || (status === '206' && bytes)) && responses['304'] !== undefined && has(responses['200'], 'etag')) return undefined;
+      return 'the server sends ETag only on the 200 and 304 of a GET that declares both an ETag on its 200 and a 304 (then it tags the 200 and answers If-None-Match itself), and on the 206 of such a GET whose 200 is bytes: declare both, or drop the ETag';
+    case 'accept-ranges':
+      if (method === 'get' && (status === '200' || status === '206') && bytes && responses['206'] !== undefined) return undefined;
+      return 'the server sends Accept-Ranges only on the 200 and 206 of a GET whose 200 is bytes and that declares a 206 (then it answers Range itself): declare the 206, or drop Accept-Ranges';
+    case 'content-range':
+      if (method === 'get' && (status === '206' || status === '416') && bytes && responses['206'] !== undefined) return undefined;
+      return 'the server sends Content-Range only on the 206 and 416 of a GET whose 200 is bytes and that declares a 206 (then it answers Range itself): declare the 206, or drop Content-Range';
     case 'deprecation':
     case 'sunset':
       if (operation.deprecated === true) return undefined;
@@ -694,6 +717,13 @@ function serverHeaderProblem(name, { root, operation, method, status, responses 
   }
 }
 
+/** Whether a response's content is bytes (a binary string of each media type): what the server answers in ranges when a 206 is declared. */
+function binaryAnswer(response, resolve) {
+  if (!isObject(response) || !isObject(response.content)) return false;
+  const media = Object.values(response.content);
+  return media.length > 0 && media.every((m) => isObject(m) && isBinarySchema(resolve(m.schema)));
+}
+
 function ServerHeaders() {
   return {
     Root: {
@@ -702,13 +732,14 @@ function ServerHeaders() {
         forEachOperation(root, ctx, ({ operation, method, location, label }) => {
           if (!isObject(operation.responses)) return;
           const responses = Object.fromEntries(Object.entries(operation.responses).map(([status, raw]) => [status, deref(ctx, raw, location.child(['responses', status])).node]));
+          const bytes = binaryAnswer(responses['200'], (schema) => deref(ctx, schema, location).node);
           for (const [status, raw] of Object.entries(operation.responses)) {
             const response = deref(ctx, raw, location.child(['responses', status]));
             if (!isObject(response.node) || !isObject(response.node.headers)) continue;
             for (const [name, rawHeader] of Object.entries(response.node.headers)) {
               const header = deref(ctx, rawHeader, response.location.child(['headers', name]));
               if (!isObject(header.node) || header.node.required !== true) continue;
-              const problem = serverHeaderProblem(name, { root, operation, method, status, responses });
+              const problem = serverHeaderProblem(name, { root, operation, method, status, responses, bytes });
               if (problem !== undefined) problems.add(response.location.child(['headers', name]).key(), label, `${status} declares the required header ${code(name)}, but ${problem}.`);
             }
           }

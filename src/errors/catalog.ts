@@ -1,6 +1,6 @@
 /**
  * The error catalog: every code the contract enumerates (`ErrorCode`, `LimitErrorCode`,
- * `GoneErrorCode`), with the statuses it is sent with, the body schema it is sent in, the headers
+ * `GoneErrorCode`, `MediaErrorCode`), with the statuses it is sent with, the body schema it is sent in, the headers
  * every answer of it carries, and the server's own wording for each condition that raises it. As
  * Stripe's error codes page or Huma's problem types: a code, its status and its sentence are
  * decided here once, and test/errorCatalog.test.ts checks this table against the spec's
@@ -10,9 +10,9 @@
  * The typed record below is the compile-time half of that check: a code added to the spec's
  * enumerations is a type error here until it has its entry.
  */
-import type { ErrorBody, ErrorCode, GoneErrorCode, LimitErrorCode } from '../schemas.js';
+import type { ErrorBody, ErrorCode, GoneErrorCode, LimitErrorCode, MediaErrorCode } from '../schemas.js';
 
-export type Code = ErrorCode | LimitErrorCode | GoneErrorCode;
+export type Code = ErrorCode | LimitErrorCode | GoneErrorCode | MediaErrorCode;
 export type Detail = NonNullable<ErrorBody['details']>[number];
 export type Headers = Readonly<Record<string, string>>;
 /** A GoneError's extra fields: the deprecated operation's sunset instant and its replacement. */
@@ -25,7 +25,7 @@ export interface Gone {
 export type Wording = string | { message: string; status?: number; headers?: Headers; details?: Detail[]; gone?: Gone };
 
 /** The spec's schema the body of a code is an instance of. */
-export type BodySchema = 'Error' | 'LimitError' | 'GoneError';
+export type BodySchema = 'Error' | 'LimitError' | 'GoneError' | 'MediaError';
 
 export interface Entry {
   /** The statuses the code is sent with; the first is its own, the others a condition's. */
@@ -184,6 +184,23 @@ export const CATALOG = {
     body: 'GoneError',
     says: {
       removed: (operationId: string, gone: Gone) => ({ message: `${operationId} was removed on ${gone.sunset.slice(0, 10)} (its sunset date). Use ${gone.replacement} instead.`, gone }),
+    },
+  },
+  invalid_image: {
+    statuses: [400],
+    body: 'MediaError',
+    says: {
+      notThatImage: (format: string) => `The request body is not a ${format} image; its first bytes are not the ${format} signature.`,
+    },
+  },
+  range_not_satisfiable: {
+    statuses: [416],
+    body: 'MediaError',
+    says: {
+      pastTheEnd: (size: number) => ({
+        message: size === 0 ? 'No range of the Range lies within an empty body; ask without Range.' : `No range of the Range lies within the ${size} bytes of the photo; ask for bytes 0 to ${size - 1}.`,
+        headers: { 'Content-Range': `bytes */${size}` },
+      }),
     },
   },
 } as const satisfies { readonly [C in Code]: Entry };

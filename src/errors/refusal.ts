@@ -7,7 +7,7 @@
  * add_error_handler, so the Error body, its headers and what happens to an unread request body
  * are decided once. A handler answers an Error as one of its typed results: errorResult.
  */
-import { errorBody, goneErrorBody, limitErrorBody, type ErrorBody, type GoneErrorBody, type GoneErrorCode, type LimitErrorBody, type LimitErrorCode } from '../schemas.js';
+import { errorBody, goneErrorBody, limitErrorBody, mediaErrorBody, type ErrorBody, type GoneErrorBody, type GoneErrorCode, type LimitErrorBody, type LimitErrorCode, type MediaErrorBody, type MediaErrorCode } from '../schemas.js';
 import { CATALOG, type Catalog, type Code, type Condition, type ConditionArgs, type Detail, type Entry, type Gone, type Headers, type StatusOf, type Wording } from './catalog.js';
 
 export class Refusal extends Error {
@@ -25,16 +25,18 @@ export class Refusal extends Error {
     this.name = 'Refusal';
   }
 
-  /** The body the catalog declares for its code: an Error, a LimitError or a GoneError. */
-  body(): ErrorBody | LimitErrorBody | GoneErrorBody {
+  /** The body the catalog declares for its code: an Error, a LimitError, a GoneError or a MediaError. */
+  body(): ErrorBody | LimitErrorBody | GoneErrorBody | MediaErrorBody {
     return bodyOf(this.code, this.status, this.message, this.details, this.gone);
   }
 }
 
-function bodyOf(code: Code, status: number, message: string, details: Detail[] | undefined, gone: Gone | undefined): ErrorBody | LimitErrorBody | GoneErrorBody {
+function bodyOf(code: Code, status: number, message: string, details: Detail[] | undefined, gone: Gone | undefined): ErrorBody | LimitErrorBody | GoneErrorBody | MediaErrorBody {
   switch (CATALOG[code].body) {
     case 'LimitError':
       return limitErrorBody(status, code as LimitErrorCode, message);
+    case 'MediaError':
+      return mediaErrorBody(status, code as MediaErrorCode, message);
     case 'GoneError':
       return goneErrorBody(status, code as GoneErrorCode, message, gone?.sunset ?? '', gone?.replacement ?? '');
     case 'Error':
@@ -62,7 +64,7 @@ export function invalidFields(details: Detail[]): Refusal {
   return refuse('validation_failed', 'fields', details);
 }
 
-type BodyFor<C extends Code> = C extends LimitErrorCode ? LimitErrorBody : C extends GoneErrorCode ? GoneErrorBody : ErrorBody;
+type BodyFor<C extends Code> = C extends LimitErrorCode ? LimitErrorBody : C extends GoneErrorCode ? GoneErrorBody : C extends MediaErrorCode ? MediaErrorBody : ErrorBody;
 /** The catalog's headers of a code, when it has any (a spec that declares the 409 declares its Retry-After). */
 type HeadersFor<C extends Code> = Catalog[C] extends { headers: infer H } ? { headers: H } : { headers?: undefined };
 

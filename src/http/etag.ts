@@ -22,6 +22,24 @@ export function entityTag(body: string | Buffer, headers: Readonly<Record<string
   return `"${createHash('sha256').update(body).update(input).digest('base64url').slice(0, 22)}"`;
 }
 
+/**
+ * The tag entityTag gives bytes answered without headers, from their SHA-256 (hex) when it is
+ * already known (a photo stores its own): the same tag, without hashing megabytes again.
+ */
+export function entityTagOfDigest(sha256Hex: string): string {
+  return `"${Buffer.from(sha256Hex, 'hex').toString('base64url').slice(0, 22)}"`;
+}
+
+/**
+ * Whether an If-Range field value lets a Range be served (RFC 9110 §13.1.5): it is an entity tag
+ * equal to `etag` by strong comparison. A weak tag never matches, and neither does a date: the
+ * service sends no Last-Modified, so no date of it can be exact. Not matching means the whole
+ * answer (200), never a refusal.
+ */
+export function ifRangeMatches(field: string, etag: string): boolean {
+  return field.trim() === etag;
+}
+
 const SPACE = 0x20;
 const TAB = 0x09;
 const COMMA = 0x2c;

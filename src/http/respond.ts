@@ -5,13 +5,14 @@
  * read, the contract check (test and dev), the Error of a refused or failed request, and the JSON
  * itself, all in one `writeHead`.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Operation } from 'openapi-backend';
+import parseRange from 'range-parser';
 import type { Logger } from '../logger.js';
 import { BinaryBody, JsonText } from '../schemas.js';
 import { isDatabaseUnavailable } from '../unavailable.js';
 import { answerAfterBody } from './body.js';
-import { entityTag, ifNoneMatchMatches, REVALIDATE } from './etag.js';
+import { entityTag, entityTagOfDigest, ifNoneMatchMatches, ifRangeMatches, REVALIDATE } from './etag.js';
 import type { AnyHandlerResult, Exchange } from './exchange.js';
 import { refuse, Refusal } from '../errors/refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
@@ -143,6 +144,44 @@ function conditionalOperations(operations: readonly Operation[]): Set<string> {
   return conditional;
 }
 
+/**
+ * The operations whose bytes are answered in ranges, from the contract: a GET that declares a
+ * 206. Their 200s of bytes carry `Accept-Ranges: bytes`, and a GET with `Range` gets its part
+ * (rangeOf); a later GET that declares the same gets it without code.
+ */
+function rangedOperations(operations: readonly Operation[]): Set<string> {
+  const ranged = new Set<string>();
+  for (const operation of operations) {
+    if (operation.method === 'get' && operation.operationId && (operation.responses as Record<string, unknown> | undefined)?.['206'] !== undefined) ranged.add(operation.operationId);
+  }
+  return ranged;
+}
+
+/** A `bytes` ranges-specifier as RFC 9110 §14.1.2 writes it: range-parser reads text that is not one as "unsatisfiable". */
+const BYTE_RANGES = /^bytes=[ \t]*(?:\d+-\d*|-\d+)(?:[ \t]*,[ \t]*(?:\d+-\d*|-\d+))*[ \t]*$/i;
+
+/**
+ * What a GET's `Range` asks of `size` bytes (RFC 9110 §14.2), read by range-parser (the parser of
+ * Express's `send`): one range to answer 206 with (overlapping and adjacent ranges joined),
+ * 'unsatisfiable' (416: no range of it within the bytes: each starts past the end, ends before
+ * it starts, or is an empty suffix), or undefined for the whole answer, 200: no Range, an
+ * If-Range that does not match `etag` (strongly), a value that is not a bytes ranges-specifier
+ * (another unit included), or ranges that stay apart (no multipart/byteranges here).
+ */
+function rangeOf(req: IncomingMessage, size: number, etag: string | undefined): { start: number; end: number } | 'unsatisfiable' | undefined {
+  const header = req.headers.range;
+  if (header === undefined || req.method !== 'GET') return undefined;
+  const ifRange = req.headers['if-range'];
+  // Sent twice (an array), it is not one validator: no match either.
+  if (ifRange !== undefined && (etag === undefined || typeof ifRange !== 'string' || !ifRangeMatches(ifRange, etag))) return undefined;
+  if (!BYTE_RANGES.test(header)) return undefined;
+  const ranges = parseRange(size, `bytes${header.slice(5)}`, { combine: true });
+  if (ranges === -2) return undefined;
+  if (ranges === -1) return 'unsatisfiable';
+  if (ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
+  return ranges[0];
+}
+
 export interface Responder {
   /**
    * Sends a handler's result for the exchange's operation. A 200 of a conditional operation
@@ -152,6 +191,8 @@ export interface Responder {
    * a violation turns it into a 500.
    */
   answer(exchange: Exchange, result: AnyHandlerResult): void;
+  // A 200 of bytes of a ranged operation (rangedOperations) carries Accept-Ranges, and a Range
+  // gets a 206 of its part or a 416 (rangeOf); If-None-Match is answered first, as RFC 9110 §13.2.2 orders them.
   /** Sends a body through the contract check of the exchange's operation (or none outside one). */
   send(exchange: Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
   /**
@@ -165,6 +206,7 @@ export interface Responder {
 /** `operations`: the contract's, dereferenced (openapi-backend's getOperations). */
 export function createResponder(checker: ResponseChecker, operations: readonly Operation[], logger: Logger): Responder {
   const conditional = conditionalOperations(operations);
+  const ranged = rangedOperations(operations);
   /** `cacheControl` replaces the exchange's `no-store` (only when the response passes the check). */
   const deliver = (exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>>, cacheControl?: string): void => {
     if (checker.enabled) {
@@ -182,21 +224,43 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
   const answer: Responder['answer'] = (exchange, { status, body, headers = {} }) => {
     const { operationId } = exchange;
     const binary = body instanceof BinaryBody;
-    if (status !== 200 || operationId === undefined || !conditional.has(operationId)) {
+    const tagging = status === 200 && operationId !== undefined && conditional.has(operationId);
+    const inRanges = binary && status === 200 && operationId !== undefined && ranged.has(operationId);
+    if (!tagging && !inRanges) {
       deliver(exchange, status, body, binary ? { ...headers, 'Content-Security-Policy': SANDBOXED } : headers);
       return;
     }
     // Serialised once: the tag is taken from the bytes that are sent.
     const payload = binary ? body : new JsonText(body instanceof JsonText ? body.text : JSON.stringify(body));
     // The handler's headers are part of what the tag covers; the answer's copy gains the tag.
-    const etag = entityTag(payload instanceof BinaryBody ? payload.bytes : payload.text, headers);
+    // Bytes whose digest is known, answered without headers of the handler's, get the same tag from it.
+    const digest = payload instanceof BinaryBody && Object.keys(headers).length === 0 ? payload.sha256 : undefined;
+    const etag = !tagging ? undefined : digest !== undefined ? entityTagOfDigest(digest) : entityTag(payload instanceof BinaryBody ? payload.bytes : payload.text, headers);
     const tagged: Record<string, string> = {};
     for (const name in headers) tagged[name] = headers[name] as string;
-    tagged.ETag = etag;
+    if (etag !== undefined) tagged.ETag = etag;
     if (binary) tagged['Content-Security-Policy'] = SANDBOXED;
+    const cacheControl = tagging ? REVALIDATE : undefined;
     const ifNoneMatch = exchange.req.headers['if-none-match'];
-    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) deliver(exchange, 304, undefined, tagged, REVALIDATE);
-    else deliver(exchange, 200, payload, tagged, REVALIDATE);
+    if (etag !== undefined && ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+      deliver(exchange, 304, undefined, tagged, cacheControl);
+      return;
+    }
+    if (inRanges && payload instanceof BinaryBody) {
+      tagged['Accept-Ranges'] = 'bytes';
+      const size = payload.bytes.length;
+      const range = rangeOf(exchange.req, size, etag);
+      if (range === 'unsatisfiable') {
+        sendError(exchange, refuse('range_not_satisfiable', 'pastTheEnd', size));
+        return;
+      }
+      if (range !== undefined) {
+        const part = new BinaryBody(payload.bytes.subarray(range.start, range.end + 1), payload.mediaType);
+        deliver(exchange, 206, part, { ...tagged, 'Content-Range': `bytes ${range.start}-${range.end}/${size}` }, cacheControl);
+        return;
+      }
+    }
+    deliver(exchange, 200, payload, tagged, cacheControl);
   };
   /** What a thrown value that is not a Refusal is answered with; logged, since it is the server's failure. */
   const refusalFor = (exchange: Exchange, error: unknown): Refusal => {
@@ -209,12 +273,9 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
     logger.error({ reqId: requestId, err: error }, 'unexpected failure');
     return refuse('internal_error', 'unexpected', requestId);
   };
-  return {
-    answer,
-    send,
-    sendError(exchange, error) {
-      const refusal = refusalFor(exchange, error);
-      answerAfterBody(exchange, (close) => send(exchange, refusal.status, refusal.body(), close ? { ...refusal.headers, Connection: 'close' } : refusal.headers));
-    },
-  };
+  function sendError(exchange: Exchange, error: unknown): void {
+    const refusal = refusalFor(exchange, error);
+    answerAfterBody(exchange, (close) => send(exchange, refusal.status, refusal.body(), close ? { ...refusal.headers, Connection: 'close' } : refusal.headers));
+  }
+  return { answer, send, sendError };
 }

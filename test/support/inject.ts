@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { inject as lightInject, type InjectOptions, type Response as InjectResponse } from 'light-my-request';
 import { handlers } from '../../generated/handlers.js';
 import { openStores } from '../../generated/stores.js';
+import type { HandlerDeps } from '../../src/contract.js';
 import { createCursorCodec } from '../../src/cursor.js';
 import { createLogger } from '../../src/logger.js';
 import { createApp, type App, type AppOptions } from '../../src/pipeline/requestPath.js';
@@ -30,15 +31,19 @@ export interface Injectable {
   close(): Promise<void>;
 }
 
-/** The app over a fresh SQLite file (or `databaseFile`, migrated first), accepting INJECT_KEY, response validation on; `options` replace the defaults. */
-export async function injectable({ databaseFile, ...options }: Partial<AppOptions> & { databaseFile?: string } = {}): Promise<Injectable> {
+/**
+ * The app over a fresh SQLite file (or `databaseFile`, migrated first), accepting INJECT_KEY,
+ * response validation on; `options` replace the defaults, and `adapt` may change the
+ * dependencies made on that file (a store that fails).
+ */
+export async function injectable({ databaseFile, ...options }: Partial<AppOptions> & { databaseFile?: string } = {}, adapt: (deps: HandlerDeps) => HandlerDeps = (deps) => deps): Promise<Injectable> {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-inject-'));
   const database = await openSqlite(databaseFile ?? join(dir, 'store.sqlite'));
   const document = loadBundledSpec();
   const app = createApp({
     document,
     handlers,
-    deps: { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec('inject'), basePath: '/v1', unitOfWork: (work) => inUnitOfWork(database.db, work) },
+    deps: adapt({ ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec('inject'), basePath: '/v1', unitOfWork: (work) => inUnitOfWork(database.db, work) }),
     keys: { check: (token) => (token === INJECT_KEY ? { caller: 'inject' } : 'invalid') },
     ping: database.ping,
     logger: createLogger('silent'),

@@ -20,6 +20,26 @@ export interface TryItParameter {
   description?: string;
 }
 
+/** One field of a form body (`multipart/form-data`, `application/x-www-form-urlencoded`). */
+export interface TryItFormField {
+  name: string;
+  required: boolean;
+  /** A file part (a binary string), with the media types its encoding takes (an input's `accept`). */
+  file?: { accept: string };
+  example?: string;
+}
+
+/** One media type the request body may be sent as, and what the panel shows for it. */
+export interface TryItBody {
+  mediaType: string;
+  /** `json`: a text area holding the example; `file`: a file picker, sent as the raw body; `form`: one field per property. */
+  kind: 'json' | 'file' | 'form';
+  /** `json`: the first example, pretty-printed ('' when none). */
+  example?: string;
+  /** `form`: its fields. */
+  fields?: TryItFormField[];
+}
+
 export interface TryItOperation {
   operationId: string;
   method: string;
@@ -29,8 +49,10 @@ export interface TryItOperation {
   /** Whether the call carries the API key (false for `security: []`). */
   secured: boolean;
   parameters: TryItParameter[];
-  /** The request body's first JSON example, pretty-printed; undefined when the operation takes no body. */
+  /** The request body's first JSON example, pretty-printed; undefined when the operation takes no JSON body. */
   body?: string;
+  /** Every media type the request body may be sent as, in the contract's order; undefined when the operation takes no body. */
+  bodies?: TryItBody[];
   /** Cookie parameters cannot be set from a page's fetch: named so the panel can say so. */
   cookies: string[];
 }
@@ -85,6 +107,39 @@ function parameterOf(raw: unknown, document: unknown): (TryItParameter & { cooki
   };
 }
 
+const isBinary = (schema: unknown): boolean => isNode(schema) && (schema.format === 'binary' || (schema.contentMediaType !== undefined && schema.contentEncoding === undefined));
+
+/** The bodies a request body's content declares, as the panel offers them. */
+function bodiesOf(content: Node, document: unknown): TryItBody[] {
+  const bodies: TryItBody[] = [];
+  for (const [mediaType, raw] of Object.entries(content)) {
+    const media = resolveRef(document, raw);
+    if (!isNode(media)) continue;
+    const type = mediaType.toLowerCase();
+    const schema = resolveRef(document, media.schema);
+    if (type === 'application/json' || type.endsWith('+json')) {
+      const example = firstExample(media, document);
+      bodies.push({ mediaType, kind: 'json', example: example === undefined ? '' : JSON.stringify(example, null, 2) });
+    } else if (type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded') {
+      const properties = isNode(schema) && isNode(schema.properties) ? schema.properties : {};
+      const required = isNode(schema) && Array.isArray(schema.required) ? schema.required : [];
+      const encoding = isNode(media.encoding) ? media.encoding : {};
+      const example = firstExample(media, document);
+      const fields = Object.entries(properties).map(([name, rawProperty]): TryItFormField => {
+        const property = resolveRef(document, rawProperty);
+        const declared = isNode(encoding[name]) ? (encoding[name] as Node).contentType : undefined;
+        if (isBinary(property)) return { name, required: required.includes(name), file: { accept: typeof declared === 'string' ? declared.replace(/\s+/g, '') : '' } };
+        const value = isNode(example) ? asText(example[name]) : undefined;
+        return { name, required: required.includes(name), ...(value !== undefined ? { example: value } : {}) };
+      });
+      bodies.push({ mediaType, kind: 'form', fields });
+    } else if (isBinary(schema)) {
+      bodies.push({ mediaType, kind: 'file' });
+    }
+  }
+  return bodies;
+}
+
 /** The panel's view of every operation of `document` (a bundled OpenAPI 3 document), in the contract's order. */
 export function tryItOperations(document: unknown): TryItOperation[] {
   const topSecurity = isNode(document) && Array.isArray(document.security) ? document.security : [];
@@ -112,6 +167,7 @@ export function tryItOperations(document: unknown): TryItOperation[] {
       secured: security.some((requirement) => isNode(requirement) && Object.keys(requirement).length > 0),
       parameters: all.filter((parameter) => !parameter.cookie),
       ...(isNode(media) ? { body: example === undefined ? '' : JSON.stringify(example, null, 2) } : {}),
+      ...(isNode(requestBody) && isNode(requestBody.content) ? { bodies: bodiesOf(requestBody.content, document) } : {}),
       cookies: all.filter((parameter) => parameter.cookie).map((parameter) => parameter.name),
     });
   }

@@ -13,7 +13,14 @@
  * server, so the sandbox's key is never sent to the real server or the other way round. It never
  * goes into the address, the page's text or the console.
  */
-import type { TryItConfig, TryItOperation, TryItParameter } from './docsTryIt.js';
+import type { TryItBody, TryItConfig, TryItOperation, TryItParameter } from './docsTryIt.js';
+
+/** What the chosen body sends: the payload, its Content-Type (none for a FormData: the browser writes it with the boundary), and how the request shows it. */
+interface BuiltBody {
+  payload: string | Blob | FormData | URLSearchParams;
+  type?: string;
+  shown: string;
+}
 
 type ServerChoice = 'this' | 'sandbox';
 
@@ -150,7 +157,55 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
   answer.hidden = true;
 
   let inputs: { parameter: TryItParameter; input: HTMLInputElement | HTMLSelectElement }[] = [];
-  let bodyInput: HTMLTextAreaElement | undefined;
+  /** The body the form holds now, an Error saying what is missing, or undefined for none. */
+  let bodyOf: () => BuiltBody | Error | undefined = () => undefined;
+
+  /** The inputs of one body kind, put in `area`; sets bodyOf to read them. */
+  const showBody = (chosen: TryItBody, area: HTMLElement) => {
+    area.replaceChildren();
+    if (chosen.kind === 'json') {
+      const text = chosen.example ?? '';
+      const input = element('textarea', { id: 'try-it-request-body', rows: String(Math.min(12, text.split('\n').length + 1)), spellcheck: 'false' });
+      input.value = text;
+      area.append(element('div', { class: 'try-it-field' }, element('label', { for: input.id }, `Body (${chosen.mediaType})`), input));
+      bodyOf = () => (input.value.trim() === '' ? undefined : { payload: input.value, type: chosen.mediaType, shown: input.value });
+    } else if (chosen.kind === 'file') {
+      const input = element('input', { id: 'try-it-request-file', type: 'file', accept: chosen.mediaType });
+      area.append(element('div', { class: 'try-it-field' }, element('label', { for: input.id }, `Body: a file, sent as ${chosen.mediaType}`), input));
+      bodyOf = () => {
+        const file = input.files?.[0];
+        return file === undefined ? new Error('Choose a file to send as the body.') : { payload: file, type: chosen.mediaType, shown: `(${file.name}: ${file.size} bytes)` };
+      };
+    } else {
+      const multipart = chosen.mediaType.toLowerCase() === 'multipart/form-data';
+      const fieldInputs = (chosen.fields ?? []).map((field) => {
+        const id = `try-it-form-${field.name}`;
+        const input = element('input', field.file ? { id, type: 'file', accept: field.file.accept } : { id, type: 'text', autocomplete: 'off', spellcheck: 'false' });
+        if (!field.file && field.example !== undefined) input.value = field.example;
+        area.append(element('div', { class: 'try-it-field' }, element('label', { for: id }, element('code', {}, field.name), ` ${field.file ? 'file' : 'field'}${field.required ? ', required' : ''}`), input));
+        return { field, input };
+      });
+      bodyOf = () => {
+        const form = multipart ? new FormData() : new URLSearchParams();
+        const shown: string[] = [];
+        for (const { field, input } of fieldInputs) {
+          const file = field.file ? input.files?.[0] : undefined;
+          if (field.file ? file === undefined : input.value === '') {
+            if (field.required) return new Error(`${field.name} (body) is required.`);
+            continue;
+          }
+          if (file !== undefined && form instanceof FormData) {
+            form.append(field.name, file, file.name);
+            shown.push(`${field.name}: (${file.name}: ${file.size} bytes)`);
+          } else {
+            form.append(field.name, input.value);
+            shown.push(`${field.name}: ${input.value}`);
+          }
+        }
+        return multipart ? { payload: form, shown: shown.join('\n') } : { payload: form, type: chosen.mediaType, shown: form.toString() };
+      };
+    }
+  };
   const operation = (): TryItOperation => config.operations.find((candidate) => candidate.operationId === operationSelect.value) ?? config.operations[0]!;
   const showOperation = () => {
     const current = operation();
@@ -160,11 +215,19 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
       fields.append(row);
       return { parameter, input };
     });
-    bodyInput = undefined;
-    if (current.body !== undefined) {
-      bodyInput = element('textarea', { id: 'try-it-request-body', rows: String(Math.min(12, current.body.split('\n').length + 1)), spellcheck: 'false' });
-      bodyInput.value = current.body;
-      fields.append(element('div', { class: 'try-it-field' }, element('label', { for: bodyInput.id }, 'Body (application/json)'), bodyInput));
+    bodyOf = () => undefined;
+    const bodies: TryItBody[] = current.bodies ?? (current.body !== undefined ? [{ mediaType: 'application/json', kind: 'json', example: current.body }] : []);
+    const first = bodies[0];
+    if (first !== undefined) {
+      const area = element('div', { id: 'try-it-body-fields' });
+      if (bodies.length > 1) {
+        const typeSelect = element('select', { id: 'try-it-body-type' });
+        for (const body of bodies) typeSelect.append(element('option', { value: body.mediaType }, body.mediaType));
+        typeSelect.addEventListener('change', () => showBody(bodies.find((body) => body.mediaType === typeSelect.value) ?? first, area));
+        fields.append(element('div', { class: 'try-it-field' }, element('label', { for: typeSelect.id }, 'Body as'), typeSelect));
+      }
+      fields.append(area);
+      showBody(first, area);
     }
     if (current.cookies.length > 0) fields.append(element('small', {}, `Cookie parameters (${current.cookies.join(', ')}) cannot be set from a page; they are not sent.`));
     key.disabled = !current.secured;
@@ -210,16 +273,15 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
       else sent.set(parameter.name, value);
     }
     if (current.secured && key.value.trim() !== '') sent.set('Authorization', `Bearer ${key.value.trim()}`);
-    let payload: string | undefined;
-    if (bodyInput && bodyInput.value.trim() !== '') {
-      payload = bodyInput.value;
-      sent.set('Content-Type', 'application/json');
-    }
+    const built = bodyOf();
+    if (built instanceof Error) return fail(built.message);
+    const payload = built?.payload;
+    if (built?.type !== undefined) sent.set('Content-Type', built.type);
     const search = query.toString();
     const url = `${base}${path}${search === '' ? '' : `?${search}`}`;
     // The key is shown as dots: the request as the reader can share it.
     const shownHeaders = entries(sent).map(([name, value]) => `${name}: ${name === 'authorization' ? 'Bearer ••••••' : value}`);
-    requestLine.textContent = [`${current.method} ${url}`, ...shownHeaders, ...(payload !== undefined ? ['', payload] : [])].join('\n');
+    requestLine.textContent = [`${current.method} ${url}`, ...shownHeaders, ...(built !== undefined ? ['', built.shown] : [])].join('\n');
     status.textContent = 'Sending…';
     delete status.dataset.outcome;
     send.disabled = true;
@@ -231,13 +293,19 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
       headers.textContent = entries(response.headers).map(([name, value]) => `${name}: ${value}`).join('\n');
       // A browser shows a page of another origin only the headers the server exposes to it (CORS).
       headersNote.textContent = new URL(url).origin === location.origin ? '' : 'The headers the server exposes to pages of other origins (CORS); the others are hidden from the page.';
-      const text = await response.text();
-      try {
-        body.textContent = /json/i.test(response.headers.get('content-type') ?? '') ? JSON.stringify(JSON.parse(text), null, 2) : text;
-      } catch {
-        body.textContent = text;
+      const type = response.headers.get('content-type') ?? '';
+      const bytes = await response.arrayBuffer();
+      // Bytes that are not text (an image) are described, not shown as mojibake.
+      const text = bytes.byteLength === 0 || /json|^text\//i.test(type) || type === '' ? new TextDecoder().decode(bytes) : undefined;
+      if (text === undefined) body.textContent = `(${bytes.byteLength} bytes of ${type})`;
+      else {
+        try {
+          body.textContent = /json/i.test(type) ? JSON.stringify(JSON.parse(text), null, 2) : text;
+        } catch {
+          body.textContent = text;
+        }
+        if (text === '') body.textContent = '(no body)';
       }
-      if (text === '') body.textContent = '(no body)';
     } catch (error) {
       fail(
         `No answer: ${error instanceof Error ? error.message : String(error)}. Is the server running and reachable from this page` +
