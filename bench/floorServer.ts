@@ -35,6 +35,7 @@ import { basePathOf, loadBundledSpec, operationsOf } from '../src/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openStores } from '../generated/stores.js';
 import { readSecret } from '../src/store/secrets.js';
+import { inUnitOfWork } from '../src/store/unitOfWork.js';
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
 
@@ -44,7 +45,7 @@ const basePath = basePathOf(document);
 const database = await openDatabase(config);
 const keys = new KeyCache(createApiKeyStore(database.db), { refreshMs: config.keyRefreshMs, maxStaleMs: 5000, onRefreshError: () => undefined });
 await keys.startRefreshing();
-const deps: HandlerDeps = { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath };
+const deps: HandlerDeps = { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) };
 const deprecations = new Deprecations(operationsOf(document));
 const logger = createLogger('silent');
 

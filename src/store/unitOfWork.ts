@@ -20,7 +20,7 @@ export function currentUnit(): Executor | undefined {
  * rolled back when it throws. Inside a unit already, `work` joins it (SQLite has one connection:
  * a second transaction would wait for the first forever).
  */
-export function inUnitOfWork<T>(db: Kysely<unknown> | Kysely<never>, work: () => Promise<T>): Promise<T> {
+export function inUnitOfWork<DB, T>(db: Kysely<DB>, work: () => Promise<T>): Promise<T> {
   if (ambient.getStore() !== undefined) return work();
-  return (db as Kysely<unknown>).transaction().execute((trx) => ambient.run(trx, work));
+  return (db as unknown as Kysely<unknown>).transaction().execute((trx) => ambient.run(trx, work));
 }
