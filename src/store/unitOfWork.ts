@@ -6,12 +6,11 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Kysely, Transaction } from 'kysely';
-import type { Executor } from './prepared.js';
 
 const ambient = new AsyncLocalStorage<Transaction<unknown>>();
 
-/** The transaction of the unit of work the caller is inside, or undefined outside one. */
-export function currentUnit(): Executor | undefined {
+/** The transaction of the unit of work the caller is inside, or undefined outside one (an Executor of ./prepared.ts, which imports this module). */
+export function currentUnit(): Transaction<unknown> | undefined {
   return ambient.getStore();
 }
 
