@@ -13,6 +13,7 @@ import type { Stores } from '../generated/stores.js';
 // Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts
 // and the error catalog (./errors/) is passed on.
 export { BinaryBody, errorResult };
+export { applyMergePatch } from './http/bodies/mergePatch.js';
 export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, Schemas, Upload } from './schemas.js';
 
 export type OperationId = keyof operations;
