@@ -20,10 +20,12 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/paths.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
 import { clientSources, generatedHeader } from './lib/client/clientSources.js';
 import { commandLine, fail } from './lib/commandLine.js';
+import { duplicatedKeyAdvice, duplicatedKeys } from './lib/duplicateKeys.js';
 import { bundleSpec } from './lib/redocly.js';
 
 const HELP = `Usage: npm run generate [-- --check]
@@ -123,11 +125,27 @@ ${names.map((name) => `  ${JSON.stringify(name)}: ${id(name)},`).join('\n')}
 `;
 }
 
-const bundled = await bundleSpec(specPath);
-const document = JSON.parse(bundled) as OpenApiDocument;
+/**
+ * The spec bundled, or why not: a key written twice (a paste) said as what to do; anything else
+ * as Redocly said it. Run as a command, that is the whole output (no stack); loaded by
+ * `npm run dev`, it is thrown, and the dev process prints it and keeps the server running.
+ */
+async function bundled(): Promise<string> {
+  try {
+    return await bundleSpec(specPath);
+  } catch (error) {
+    const advice = duplicatedKeyAdvice('spec/openapi.yaml', duplicatedKeys(readFileSync(specPath, 'utf8')));
+    const message = `npm run generate: spec/openapi.yaml cannot be bundled, so nothing was written.\n${advice.length > 0 ? advice.join('\n') : error instanceof Error ? error.message : String(error)}`;
+    if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) fail(message, 2);
+    throw new Error(message);
+  }
+}
+
+const bundledText = await bundled();
+const document = JSON.parse(bundledText) as OpenApiDocument;
 const client = await clientSources(document, HEADER);
 const outputs = new Map<string, string>([
-  [join(root, 'generated', 'openapi.json'), bundled],
+  [join(root, 'generated', 'openapi.json'), bundledText],
   [join(root, 'generated', 'openapi.d.ts'), client.get('generated/openapi.d.ts')!],
   // The client package's own copy of the types and its operation table: it ships on its own.
   ...[...client].map(([file, text]): [string, string] => [join(root, 'client', file), text]),

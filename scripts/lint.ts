@@ -8,9 +8,11 @@
  * over the parsed spec, and a tsx start of its own would cost more than the check.
  */
 import { execFile, spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { commandLine, fail } from './lib/commandLine.js';
+import { duplicatedKeyAdvice, duplicatedKeys } from './lib/duplicateKeys.js';
 import { isRedoclyNoticeLine, redocly, redoclyEnv } from './lib/redocly.js';
 import { CONTRACT_DATE, ContractDateError, WARNING_DAYS, checkSunsetCalendar, contractDay } from './lib/contract/sunsets.js';
 
@@ -130,6 +132,17 @@ const CHECKS: readonly Check[] = [
   { name: 'generated files', run: generatedFiles },
 ];
 
+// A key written twice (a paste: the Petstore's `Pet` beside ours) stops every check below at a
+// parse error that names neither the mapping nor the fix: said first, once.
+const duplicates = (() => {
+  try {
+    return duplicatedKeyAdvice('spec/openapi.yaml', duplicatedKeys(readFileSync(join(projectRoot, 'spec', 'openapi.yaml'), 'utf8')));
+  } catch {
+    return []; // unreadable: the checks below say so
+  }
+})();
+if (duplicates.length > 0) console.error(`\n== spec/openapi.yaml\n${duplicates.join('\n')}`);
+
 const results = [];
 for (const check of CHECKS) {
   console.log(`\n== ${check.name}`);
@@ -142,4 +155,5 @@ for (const { name, passed, warnings = 0, note } of results) {
   console.log(`${passed ? 'passed' : 'FAILED'}  ${name}${warnings ? ` (${warnings} warning${warnings === 1 ? '' : 's'}, above)` : ''}${note ? ` (${note})` : ''}`);
 }
 const failed = results.filter((result) => !result.passed).map((result) => result.name);
+if (duplicates.length > 0) console.log(`\nFirst: ${duplicates.length === 1 ? 'a key is' : `${duplicates.length} keys are`} declared twice in spec/openapi.yaml (above, under "== spec/openapi.yaml"); the failures are most likely that.`);
 if (failed.length > 0) fail(`\nnpm run lint: ${failed.length} of ${CHECKS.length} checks failed (${failed.join(', ')}).`);

@@ -14,6 +14,7 @@ import type { Stores } from '../generated/stores.js';
 // Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts,
 // ./images.ts and the error catalog (./errors/) is passed on.
 export { BinaryBody, errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType };
+export { applyMergePatch } from './http/bodies/mergePatch.js';
 export type { PhotoMediaType } from './images.js';
 export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, MediaErrorBody, MediaErrorCode, Schemas, Upload } from './schemas.js';
 

@@ -201,7 +201,8 @@ describe(`CORS_ORIGINS=${PAGE}: the real server`, () => {
       expect(response.headers.get('access-control-allow-credentials')).toBeNull();
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     }
-    expect(specMethods('/pets')).toEqual(['GET', 'HEAD', 'POST']);
+    // listPets and createPet at least; whatever else the spec gives /pets is in the list above.
+    expect(specMethods('/pets')).toEqual(expect.arrayContaining(['GET', 'HEAD', 'POST']));
   });
 
   it('a preflight for a path the API lacks goes on to the 404, readable by the page', async () => {

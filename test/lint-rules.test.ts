@@ -474,6 +474,54 @@ describe('a newcomer pastes the Petstore store operations', () => {
   });
 });
 
+/**
+ * The Swagger Petstore's own pet operations (addPet, updatePet, findPetsByStatus, findPetsByTags,
+ * getPetById, updatePetWithForm with a form, deletePet, uploadFile with application/octet-stream)
+ * pasted as a newcomer would (test/fixtures/lint/petstore-pet-*.yaml), its `Pet` renamed once lint
+ * said it was declared twice (test/duplicateKeys.test.ts): one run names every fix. What this paste
+ * found wrong in the messages: a 401 suggested UnauthorizedDeprecated (with a deprecated
+ * operation's headers) to operations that are not deprecated; the Petstore's 422 "Validation
+ * exception" was told to become IdempotencyKeyReused; a form of Pet (a category object, tag
+ * objects) passed lint, and then no form could ever validate. test/spec-loop.test.ts serves the
+ * result of following them (test/fixtures/spec-loop/petstore-pets.yaml).
+ */
+describe('a newcomer pastes the Petstore pet operations', () => {
+  const fixture = (name: string) => readFileSync(join(root, 'test', 'fixtures', 'lint', name), 'utf8');
+  const pasted = mutate(
+    '\ncomponents:\n  securitySchemes:\n',
+    `\n${fixture('petstore-pet-paths.yaml')}components:\n  securitySchemes:\n    petstore_auth:\n      type: oauth2\n      flows:\n        implicit:\n          authorizationUrl: https://petstore3.swagger.io/oauth/authorize\n          scopes:\n            "write:pets": modify pets in your account\n            "read:pets": read your pets\n    api_key:\n      type: apiKey\n      name: api_key\n      in: header\n`,
+  ).replace('\n  schemas:\n    Id:\n', () => `\n  schemas:\n${fixture('petstore-pet-schemas.yaml')}    Id:\n`);
+
+  it('one lint run names every fix, each with the operation and what to declare instead', async () => {
+    const problems = await lint(pasted);
+    const messages = problems.map((p) => p.message);
+    const expected = [
+      "addPet: the request body's media type `application/xml` is read as raw bytes",
+      'addPet: the form field `category` is an object: a form carries flat text fields',
+      'updatePet: the form field `tags` is an array of objects',
+      "uploadFile: the request body's media type `application/octet-stream` has no `maxLength`",
+      'getPetById: response 200 has media type `application/xml`',
+      'findPetsByTags: query parameter `tags` is an exploded array (name=a&name=b) without maxItems of at most 20',
+      'Security scheme `petstore_auth` (oauth2) has no handler in the server',
+      "findPetsByStatus requires an API key (security: petstore_auth) but declares no 401 response: add `'401':` with `$ref: '#/components/responses/Unauthorized'` to its responses.",
+      "deletePet requires an API key (security: petstore_auth) but declares no 429 response: add `'429':` with `$ref: '#/components/responses/TooManyRequests'`",
+      'addPet 422 has no LimitError body',
+      "A request that fails validation (the Petstore's \"Validation exception\") is a 400 validation_failed here, never a 422",
+      "getPetById 404 has no Error body: declare `$ref: '#/components/responses/NotFound'`",
+      "updatePetWithForm declares no 500 response: add `'500':` with `$ref: '#/components/responses/InternalError'`",
+      "getPetById summary 'Find pet by ID.': 'ID' is capitalised after the first word; it ends with a period",
+      'deletePet: header parameter `api_key` has no maxLength',
+      "`PetstorePet.id` is an integer with no minimum or maximum",
+      'updatePetWithForm: the request body (application/x-www-form-urlencoded) has no example',
+    ];
+    for (const text of expected) expect(messages.filter((m) => m.includes(text)), text).not.toEqual([]);
+    // A deprecated operation's 401 is never offered to the others.
+    expect(messages.filter((m) => /^(addPet|updatePet|findPets|getPetById|updatePetWithForm|deletePet|uploadFile).*UnauthorizedDeprecated/.test(m))).toEqual([]);
+    // No rule reports a binary upload's missing example: bytes have none a YAML file can hold.
+    expect(messages.filter((m) => m.includes('uploadFile: the request body (application/octet-stream) has no example'))).toEqual([]);
+  });
+});
+
 /** docs/spec-rules.md is the one list of the spec's rules: every rule redocly.yaml turns on is in it. */
 describe('docs/spec-rules.md', () => {
   it('names every rule that redocly.yaml turns on, and the rule sets it extends', () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnimalStoreClient } from '../client/index.js';
 import { projectRoot } from '../src/paths.js';
 import { loadBundledSpec } from '../src/spec.js';
-import { MOCK_DIFFERENCES } from '../scripts/lib/prismContract.js';
+import { MOCK_BODY_DIFFERENCES, MOCK_DIFFERENCES } from '../scripts/lib/prismContract.js';
 import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { PROFILES } from './contract/targets.js';
 import { at } from './support/json.js';
@@ -140,11 +140,11 @@ describe('npm run mock (Prism on the contract, on the real server paths)', () =>
 describe('the mock\'s differences: one list, printed by --help and asserted by the contract suite', () => {
   const ids = Object.keys(MOCK_DIFFERENCES).sort();
 
-  it('npm run mock -- --help lists exactly the differences of scripts/lib/prismContract.ts, one line each', () => {
+  it('npm run mock -- --help lists exactly the differences of scripts/lib/prismContract.ts, one line each: the contract\'s, then those of bodies beyond JSON', () => {
     const help = execFileSync(join(projectRoot, 'node_modules', '.bin', 'tsx'), ['scripts/mock.ts', '--help'], { cwd: projectRoot, encoding: 'utf8' });
     const section = help.slice(help.indexOf('What the mock does differently'), help.indexOf('Stop it with Ctrl-C.'));
     const listed = section.split('\n').filter((line) => line.startsWith('- ')).map((line) => line.slice(2));
-    expect(listed).toEqual(Object.values(MOCK_DIFFERENCES));
+    expect(listed).toEqual([...Object.values(MOCK_DIFFERENCES), ...Object.values(MOCK_BODY_DIFFERENCES)]);
   });
 
   it('the contract suite runs the mock target with exactly those differences', () => {
@@ -156,6 +156,12 @@ describe('the mock\'s differences: one list, printed by --help and asserted by t
     const suite = readFileSync(join(projectRoot, 'test', 'contract', 'suite.ts'), 'utf8');
     const named = new Set([...suite.matchAll(/difference: '([a-z0-9-]+)'/g)].map((m) => m[1]));
     expect([...named].filter((id) => id?.startsWith('prism-')).sort()).toEqual(ids);
+  });
+
+  it('each difference on bodies beyond JSON is the one a check of test/spec-loop.test.ts names, so each is asserted on a mock of operations that have them', () => {
+    const loop = readFileSync(join(projectRoot, 'test', 'spec-loop.test.ts'), 'utf8');
+    const named = new Set([...loop.matchAll(/bodyDifference: '([a-z0-9-]+)'/g)].map((m) => m[1]));
+    expect([...named].sort()).toEqual(Object.keys(MOCK_BODY_DIFFERENCES).sort());
   });
 });
 

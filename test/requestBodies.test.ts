@@ -47,6 +47,8 @@ function withBodyKinds(): OpenApiDocument {
           notes: { type: 'string', format: 'binary', maxLength: 1024 },
           count: { type: 'integer', minimum: 1, maximum: 9 },
           meta: { type: 'object', additionalProperties: false, properties: { color: { type: 'string', maxLength: 10 }, age: { type: 'integer' } } },
+          // No encoding: an object part is application/json by OpenAPI's default.
+          size: { type: 'object', additionalProperties: false, properties: { width: { type: 'integer', minimum: 1 } } },
         },
       },
       encoding: { photo: { contentType: 'image/png, image/jpeg' }, meta: { contentType: 'application/json' } },
@@ -140,6 +142,14 @@ describe('multipart/form-data with two files and a typed field', () => {
     expect(json(await post('/examples/upload', notJson.payload, notJson.headers))).toMatchObject({ status: 400, details: [{ field: 'meta', message: 'is not valid JSON (its encoding is application/json)' }] });
     const uncoerced = multipart([{ name: 'count', value: '1' }, { name: 'photo', fileName: 'p.png', type: 'image/png', value: PNG }, { name: 'meta', value: '{"age":"3"}' }]);
     expect(json(await post('/examples/upload', uncoerced.payload, uncoerced.headers))).toMatchObject({ status: 400, details: [{ field: 'meta.age' }] });
+  });
+  it('an object part without an encoding is JSON too, as OpenAPI defaults it (not text coerced into an object, which never validates)', async () => {
+    const { payload, headers } = multipart([{ name: 'count', value: '1' }, { name: 'photo', fileName: 'p.png', type: 'image/png', value: PNG }, { name: 'size', value: '{"width":3}' }]);
+    const response = await post('/examples/upload', payload, headers);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(json(response)).toMatchObject({ body: { size: { width: 3 } } });
+    const refused = multipart([{ name: 'count', value: '1' }, { name: 'photo', fileName: 'p.png', type: 'image/png', value: PNG }, { name: 'size', value: '{"width":"3"}' }]);
+    expect(json(await post('/examples/upload', refused.payload, refused.headers))).toMatchObject({ status: 400, details: [{ field: 'size.width' }] });
   });
   it('a required file part missing: 400 naming it', async () => {
     const { payload, headers } = multipart([{ name: 'count', value: '2' }]);

@@ -515,10 +515,19 @@ describe('examples', () => {
     expect(where).toContain('#/components/schemas/CategoryId/examples/0');
   });
 
-  it('every media type in the spec has at least one example', () => {
+  // Bytes (an image, a file: a binary string) have no example a YAML file can hold, as lint's
+  // media-type-examples rule says too: the docs show their schema.
+  const isBytes = (pointer: string) => {
+    const schema = (pointerGet(pointer) as Json).schema;
+    if (schema === undefined) return false;
+    const resolved = deref(schema);
+    return resolved.format === 'binary' || (resolved.contentMediaType !== undefined && resolved.contentEncoding === undefined);
+  };
+
+  it('every media type in the spec has at least one example, bytes aside', () => {
     const mediaTypes = mediaTypePointers(spec, '#', '', []);
     expect(mediaTypes.length).toBeGreaterThanOrEqual(9);
-    for (const mt of mediaTypes) expect(examples.filter((e) => e.where.startsWith(`${mt}/`)).length, mt).toBeGreaterThan(0);
+    for (const mt of mediaTypes.filter((pointer) => !isBytes(pointer))) expect(examples.filter((e) => e.where.startsWith(`${mt}/`)).length, mt).toBeGreaterThan(0);
   });
 
   it('the validator rejects an example that breaks its schema (the check can fail)', () => {

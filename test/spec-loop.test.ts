@@ -1,12 +1,14 @@
 /**
  * The spec-first loop, end to end, on a copy of the project (README, "Edit the spec, regenerate"):
  * add operations of every kind to spec/openapi.yaml, `npm run generate` (a stub per new operation,
- * listed in the handler map), write three handlers, type-check, lint, then start the real server and
- * the mock and call each new operation. Nothing in src/ is told about the new operations: routing,
- * parameter parsing and security must come from the spec alone.
+ * listed in the handler map), write four handlers, type-check, lint, then start the real server and
+ * the mock, call each new operation, and render the docs. Nothing in src/ is told about the new
+ * operations: routing, parameter parsing, bodies and security must come from the spec alone.
  *
- * Added (test/fixtures/spec-loop/operations.yaml), under made-up paths and operationIds that no
- * spec will plausibly take, so the loop still adds something new whatever the spec gains:
+ * Added from test/fixtures/spec-loop/, under made-up paths and operationIds that no spec will
+ * plausibly take, so the loop still adds something new whatever the spec gains:
+ *
+ * operations.yaml, parameters and security:
  *   GET    /examples/species                listSpeciesExample       `security: []` (public); handler
  *                                                                    written here
  *   GET    /examples/owners/{ownerId}       getOwnerExample          path-level parameter; comma-separated
@@ -18,28 +20,54 @@
  *                                                                    here echoes what it received
  *   PUT    /examples/owners/{ownerId}/pets  replaceOwnerPetsExample  JSON array body and a required header; stub
  *   DELETE /examples/owners/{ownerId}/pets  removeOwnerPetsExample   204 without content; handler written here
+ * bodies.yaml, bodies beyond JSON and an answer in bytes (issue 38), every one a stub but the last:
+ *   POST   …/{ownerId}/visits               logOwnerVisitExample          application/x-www-form-urlencoded
+ *   POST   …/{ownerId}/documents            uploadOwnerDocumentsExample   multipart/form-data: two files
+ *                                                                         and a JSON part
+ *   PUT    …/{ownerId}/avatar               putOwnerAvatarExample         application/octet-stream
+ *   PATCH  …/{ownerId}/profile              patchOwnerProfileExample      application/merge-patch+json
+ *   GET    …/{ownerId}/avatar               getOwnerAvatarExample         200 image/png; handler here
+ * petstore-pets.yaml, the Swagger Petstore's own pet operations under its `pet` tag, as lint has
+ * them after one round (the fixture lists what it asked for): addPet, updatePet, findPetsByStatus,
+ * findPetsByTags (an exploded array), getPetById (api_key or bearer), updatePetWithForm (a form),
+ * deletePet, uploadFile (application/octet-stream); all stubs. Their names are the Petstore's:
+ * one the spec has already gets a suffix (test/support/specFragments.ts).
  * plus an optional `nickname` on NewPet and Pet (or `nickname2`…, when the project has a nickname
- * already), for "a schema change never silently loses data". Its components take a free name too.
+ * already), for "a schema change never silently loses data". Their components take a free name too.
+ *
+ * The quick suite's run on these operations (no test pins what the spec derives) is
+ * test/storeRecipes.test.ts's, whose copy pastes the same fixtures.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parse as parseYaml, parseDocument, type Document } from 'yaml';
+import { chromium } from 'playwright-core';
+import { parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
+import { fixtureOperationIds, pasteFragments, SPEC_LOOP_FRAGMENTS } from './support/specFragments.js';
+import { MOCK_BODY_DIFFERENCES, type MockBodyDifference } from '../scripts/lib/prismContract.js';
 import { freePort, startProcess, stopProcess, waitForHttp, waitForOutput, type RunningProcess } from '../scripts/lib/processes.js';
 
 const HOST = '127.0.0.1';
-const FIXTURE = join(projectRoot, 'test', 'fixtures', 'spec-loop', 'operations.yaml');
-const NEW_OPERATIONS = ['listSpeciesExample', 'getOwnerExample', 'searchOwnerPetsExample', 'replaceOwnerPetsExample', 'removeOwnerPetsExample'] as const;
+const CHROMIUM = '/usr/bin/chromium';
+const FRAGMENTS = SPEC_LOOP_FRAGMENTS;
+/** The operationIds the fixtures spell → as pasted in the copy (a Petstore name the spec has already gets a suffix). */
+const IDS = new Map<string, string>();
+const pastedId = (fixtureId: string): string => IDS.get(fixtureId) ?? fixtureId;
+/** Every operation the loop adds, as pasted (known once the setup pasted them). */
+const newOperations = () => FRAGMENTS.flatMap(({ file }) => fixtureOperationIds(file)).map(pastedId);
 const TRACE_ID = '0af7651916cd43dd';
 const ROUND_TRIP_MODULE = join(projectRoot, 'test', 'support', 'roundTrip.ts');
 
 // ------------------------------------------------------------------------------------------------
 // The user's edits, as text and as small structural changes.
 
-/** The handlers written in the copy instead of the scaffolded stubs (the other two stay stubs). */
+/** What getOwnerAvatarExample answers: a PNG signature and a few bytes that are not UTF-8. */
+const AVATAR_PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0x00, 0x80]);
+
+/** The handlers written in the copy instead of the scaffolded stubs (the others stay stubs). */
 const HANDLERS: Record<string, string> = {
   listSpeciesExample: `import type { Handler } from '../src/contract.js';
 
@@ -75,6 +103,15 @@ export const searchOwnerPetsExample: Handler<'searchOwnerPetsExample'> = async (
   };
 };
 `,
+  // Bytes, not JSON: a BinaryBody of the media type the spec declares for the 200 (the compiler holds it to image/png).
+  getOwnerAvatarExample: `import { BinaryBody, type Handler } from '../src/contract.js';
+
+/** getOwnerAvatarExample: GET /examples/owners/{ownerId}/avatar. Every owner has the same tiny PNG. */
+export const getOwnerAvatarExample: Handler<'getOwnerAvatarExample'> = async () => ({
+  status: 200,
+  body: new BinaryBody(Buffer.from('${AVATAR_PNG.toString('base64')}', 'base64'), 'image/png'),
+});
+`,
   removeOwnerPetsExample: `import type { Handler } from '../src/contract.js';
 
 /** removeOwnerPetsExample: DELETE /examples/owners/{ownerId}/pets. Nothing is stored for owners: nothing to forget. */
@@ -97,51 +134,15 @@ function freeFieldName(root: string): string {
 }
 const FIELD = freeFieldName(projectRoot);
 
-type Components = Record<string, Record<string, unknown>>;
-interface Additions {
-  paths: Record<string, unknown>;
-  components: Components;
-}
-
 /**
- * The fixture with each component the spec already has under the same name renamed (`Owner` →
- * `OwnerSpecLoop`), its `$ref`s and security requirements too: the spec may gain a `PetFilter`
- * or an `Owner` of its own. Its paths and operationIds are made-up (`/examples/…`, `…Example`):
- * a collision there is an error naming the fixture.
+ * Adds the fixtures' paths, components and tags to the spec, keeping its text (test/support/
+ * specFragments.ts: taken component names are renamed, the Petstore's taken operationIds get a
+ * suffix), and the optional FIELD to NewPet and Pet. Records the operationIds as pasted in IDS.
  */
-function withFreeComponentNames(doc: Document, additions: Additions): Additions {
-  const renamed = new Map<string, string>();
-  const components: Components = {};
-  for (const [section, entries] of Object.entries(additions.components)) {
-    components[section] = {};
-    for (const [name, value] of Object.entries(entries)) {
-      let free = name;
-      for (let n = 1; doc.hasIn(['components', section, free]); n += 1) free = `${name}SpecLoop${n === 1 ? '' : n}`;
-      if (free !== name) renamed.set(`#/components/${section}/${name}`, `#/components/${section}/${free}`);
-      components[section][free] = value;
-    }
-  }
-  const schemes = new Map([...renamed].filter(([from]) => from.startsWith('#/components/securitySchemes/')).map(([from, to]) => [from.split('/').at(-1) as string, to.split('/').at(-1) as string]));
-  const rename = (node: unknown, key?: string): unknown => {
-    if (Array.isArray(node)) return key === 'security' ? node.map((requirement: Record<string, unknown>) => Object.fromEntries(Object.entries(requirement).map(([scheme, scopes]) => [schemes.get(scheme) ?? scheme, scopes]))) : node.map((item) => rename(item));
-    if (node === null || typeof node !== 'object') return node;
-    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? (renamed.get(v) ?? v) : rename(v, k)]));
-  };
-  return rename({ paths: additions.paths, components }) as Additions;
-}
-
-/** Adds the fixture's paths and components to the spec, keeping its text, and the optional FIELD to NewPet and Pet. */
 function addOperations(specText: string): string {
-  const doc = parseDocument(specText);
-  const additions = withFreeComponentNames(doc, parseYaml(readFixture()) as Additions);
-  for (const op of NEW_OPERATIONS) if (new RegExp(`operationId:\\s*${op}\\b`).test(specText)) throw new Error(`the spec already has an operation ${op}: rename it in ${FIXTURE} and here`);
-  for (const [path, item] of Object.entries(additions.paths)) {
-    if (doc.hasIn(['paths', path])) throw new Error(`the spec already has the path ${path}: rename it in ${FIXTURE} and here`);
-    doc.setIn(['paths', path], doc.createNode(item));
-  }
-  for (const [section, entries] of Object.entries(additions.components)) {
-    for (const [name, value] of Object.entries(entries)) doc.setIn(['components', section, name], doc.createNode(value));
-  }
+  const pasted = pasteFragments(specText, FRAGMENTS);
+  for (const [id, actual] of pasted.operationIds) IDS.set(id, actual);
+  const doc = parseDocument(pasted.text);
   for (const schema of ['NewPet', 'Pet']) {
     if (!doc.hasIn(['components', 'schemas', schema, 'properties'])) throw new Error(`the spec has no components.schemas.${schema}.properties`);
     doc.setIn(
@@ -150,11 +151,6 @@ function addOperations(specText: string): string {
     );
   }
   return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
-}
-
-/** Read when the setup runs, so a missing fixture fails it with its path. */
-function readFixture(): string {
-  return readFileSync(FIXTURE, 'utf8');
 }
 
 /** The index just past the bracket that closes the one at `open`; strings and comments are skipped. */
@@ -314,6 +310,42 @@ async function call(base: string, path: string, options: CallOptions = {}): Prom
   return { status: response.status, headers: response.headers, text, body };
 }
 
+interface SendOptions {
+  method?: string;
+  key?: string;
+  headers?: Record<string, string>;
+  /** Sent as it is: a form (URLSearchParams), a multipart body (FormData: fetch writes its boundary), bytes, text. */
+  body?: string | Buffer | URLSearchParams | FormData;
+}
+
+/** A request with a body of any media type (the `Content-Type` in `headers`, or fetch's own for a form or FormData); the answer's bytes kept. */
+async function send(base: string, path: string, options: SendOptions = {}): Promise<Reply & { bytes: Buffer }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.Authorization = `Bearer ${options.key}`;
+  const body = Buffer.isBuffer(options.body) ? new Uint8Array(options.body) : (options.body ?? null);
+  const response = await fetch(`${base}${path}`, { method: options.method ?? 'POST', headers, body });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const text = bytes.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed, bytes };
+}
+
+/** A multipart body written out by hand, for what FormData cannot send: a missing boundary, parts as given. */
+function multipartBody(parts: Array<{ name: string; fileName?: string; type?: string; value: string | Buffer }>, boundary = 'specloopboundary'): Buffer {
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const disposition = `form-data; name="${part.name}"${part.fileName === undefined ? '' : `; filename="${part.fileName}"`}`;
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ''}\r\n`), Buffer.from(part.value), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(chunks);
+}
+
 /** What a failing expectation shows: the request, the answer, and the end of the server's output. */
 function context(what: string, reply: Reply, proc?: RunningProcess): string {
   const tail = proc ? `\n--- server output (end) ---\n${proc.output().slice(-3000)}` : '';
@@ -345,7 +377,86 @@ async function loadCheckRoundTrip(): Promise<CheckRoundTrip> {
   return module.checkRoundTrip as CheckRoundTrip;
 }
 
-describe('the spec-first loop on a copy of the project: new operations of every kind, generated, compiled, linted, served and mocked', () => {
+// ------------------------------------------------------------------------------------------------
+// Requests with bodies beyond JSON (bodies.yaml) and to the Petstore's operations (petstore-pets.yaml).
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
+const META = '{"color":"ginger","age":3}';
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+const OCTETS = { 'Content-Type': 'application/octet-stream' };
+const MERGE_PATCH = { 'Content-Type': 'application/merge-patch+json' };
+const PETSTORE_PET = JSON.stringify({ name: 'doggie', category: { id: 1, name: 'Dogs' }, photoUrls: ['https://photos.example/doggie.png'], tags: [{ id: 1, name: 'friendly' }], status: 'available' });
+
+/** An owner's documents as a browser's FormData sends them: the photo, the notes file, and `meta` as a JSON Blob (a part with a filename); `null` leaves a part out. */
+function documents({ photo = PNG as Buffer | null, photoType = 'image/png', meta = META as string | null, notes = 'likes naps' as string | null } = {}): FormData {
+  const form = new FormData();
+  if (photo !== null) form.append('photo', new Blob([new Uint8Array(photo)], { type: photoType }), 'photo.png');
+  if (notes !== null) form.append('notes', new Blob([notes], { type: 'text/plain' }), 'notes.txt');
+  if (meta !== null) form.append('meta', new Blob([meta], { type: 'application/json' }), 'blob');
+  return form;
+}
+
+interface BodyRequest {
+  /** The operationId as the fixture spells it. */
+  op: string;
+  method: string;
+  path: string;
+  /** The request's own headers; `key` is the API key (the server's, or any token for the mock). */
+  headers?: (key: string) => Record<string, string>;
+  /** A function: a FormData or a stream is used once. */
+  body?: () => SendOptions['body'];
+}
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+const withKey = (extra: Record<string, string>) => (key: string) => ({ ...bearer(key), ...extra });
+
+/** A valid request to each stub of bodies.yaml and petstore-pets.yaml, with what the mock answers it (the declared 2xx). */
+const VALID: Array<BodyRequest & { mock: number }> = [
+  { op: 'logOwnerVisitExample', method: 'POST', path: '/examples/owners/7/visits', headers: withKey(FORM), body: () => 'name=Ada&count=2&tags=checkup&tags=nails', mock: 204 },
+  { op: 'uploadOwnerDocumentsExample', method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents(), mock: 204 },
+  { op: 'putOwnerAvatarExample', method: 'PUT', path: '/examples/owners/7/avatar', headers: withKey(OCTETS), body: () => PNG, mock: 204 },
+  { op: 'patchOwnerProfileExample', method: 'PATCH', path: '/examples/owners/7/profile', headers: withKey(MERGE_PATCH), body: () => '{"name":"Ada Lovelace","nickname":null}', mock: 200 },
+  { op: 'addPet', method: 'POST', path: '/pet', headers: withKey(JSON_TYPE), body: () => PETSTORE_PET, mock: 200 },
+  { op: 'updatePet', method: 'PUT', path: '/pet', headers: withKey(JSON_TYPE), body: () => JSON.stringify({ id: 10, ...JSON.parse(PETSTORE_PET) }), mock: 200 },
+  { op: 'findPetsByStatus', method: 'GET', path: '/pet/findByStatus?status=sold', headers: bearer, mock: 200 },
+  { op: 'findPetsByTags', method: 'GET', path: '/pet/findByTags?tags=friendly&tags=small', headers: bearer, mock: 200 },
+  // The Petstore's other scheme: the key in its own `api_key` header.
+  { op: 'getPetById', method: 'GET', path: '/pet/10', headers: (key) => ({ api_key: key }), mock: 200 },
+  { op: 'updatePetWithForm', method: 'POST', path: '/pet/10', headers: withKey(FORM), body: () => 'name=doggie&status=sold', mock: 200 },
+  { op: 'deletePet', method: 'DELETE', path: '/pet/10', headers: withKey({ api_key: 'special-key' }), mock: 200 },
+  { op: 'uploadFile', method: 'POST', path: '/pet/10/uploadImage?additionalMetadata=garden', headers: withKey(OCTETS), body: () => PNG, mock: 200 },
+];
+
+/**
+ * Bad requests to the same operations: the server's status and what its Error must say, and the
+ * mock's status where Prism checks the same thing (where it does not, MOCK_BODY_DIFFERENCES says
+ * so, asserted below).
+ */
+const BAD: Array<BodyRequest & { what: string; status: 400 | 413 | 415; says: RegExp; mock?: number }> = [
+  { what: 'a form field out of range (count=12)', op: 'logOwnerVisitExample', method: 'POST', path: '/examples/owners/7/visits', headers: withKey(FORM), body: () => 'name=Ada&count=12', status: 400, says: /body field \\"count\\"/, mock: 400 },
+  { what: 'JSON sent where a form is declared', op: 'logOwnerVisitExample', method: 'POST', path: '/examples/owners/7/visits', headers: withKey(JSON_TYPE), body: () => '{"name":"Ada","count":2}', status: 415, says: /application\/x-www-form-urlencoded/, mock: 415 },
+  { what: 'a file part of a media type its encoding does not list (a GIF)', op: 'uploadOwnerDocumentsExample', method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ photoType: 'image/gif' }), status: 415, says: /part \\"photo\\".*image\/gif.*image\/png or image\/jpeg/ },
+  { what: 'a file part over its maxLength (4097 bytes)', op: 'uploadOwnerDocumentsExample', method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ photo: Buffer.alloc(4097, 0x61) }), status: 413, says: /part \\"photo\\".*larger than 4096 bytes/ },
+  { what: 'a JSON part that is not JSON', op: 'uploadOwnerDocumentsExample', method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ meta: '{"color":' }), status: 400, says: /\\"meta\\" is not valid JSON/ },
+  { what: 'a JSON part its schema refuses (color: 5), never coerced', op: 'uploadOwnerDocumentsExample', method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ meta: '{"color":5}' }), status: 400, says: /\\"meta\.color\\"/ },
+  { what: 'a required file part missing', op: 'uploadOwnerDocumentsExample', method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ photo: null }), status: 400, says: /\\"photo\\" is required/, mock: 400 },
+  { what: 'a multipart body without a boundary', op: 'uploadOwnerDocumentsExample', method: 'POST', path: '/examples/owners/7/documents', headers: withKey({ 'Content-Type': 'multipart/form-data' }), body: () => multipartBody([{ name: 'meta', value: META }]), status: 400, says: /no boundary/ },
+  { what: 'raw bytes over the maxLength (4097 bytes)', op: 'putOwnerAvatarExample', method: 'PUT', path: '/examples/owners/7/avatar', headers: withKey(OCTETS), body: () => Buffer.alloc(4097, 0x61), status: 413, says: /larger than 4096 bytes/ },
+  { what: 'raw bytes of a media type not declared (text/plain)', op: 'putOwnerAvatarExample', method: 'PUT', path: '/examples/owners/7/avatar', headers: withKey({ 'Content-Type': 'text/plain' }), body: () => PNG, status: 415, says: /application\/octet-stream/, mock: 415 },
+  { what: 'a merge patch sent as application/json', op: 'patchOwnerProfileExample', method: 'PATCH', path: '/examples/owners/7/profile', headers: withKey(JSON_TYPE), body: () => '{"nickname":null}', status: 415, says: /application\/merge-patch\+json/ },
+  { what: 'a merge patch its schema refuses (nickname: 5)', op: 'patchOwnerProfileExample', method: 'PATCH', path: '/examples/owners/7/profile', headers: withKey(MERGE_PATCH), body: () => '{"nickname":5}', status: 400, says: /body field \\"nickname\\"/, mock: 400 },
+  { what: 'a merge patch that is not JSON', op: 'patchOwnerProfileExample', method: 'PATCH', path: '/examples/owners/7/profile', headers: withKey(MERGE_PATCH), body: () => '{"nickname":', status: 400, says: /invalid_json/, mock: 400 },
+  { what: 'addPet without its required photoUrls', op: 'addPet', method: 'POST', path: '/pet', headers: withKey(JSON_TYPE), body: () => '{"name":"doggie"}', status: 400, says: /body field \\"photoUrls\\" is required/, mock: 400 },
+  { what: 'addPet in XML, which lint had the paste drop', op: 'addPet', method: 'POST', path: '/pet', headers: withKey({ 'Content-Type': 'application/xml' }), body: () => '<pet><name>doggie</name></pet>', status: 415, says: /application\/json/, mock: 415 },
+  { what: 'findPetsByTags with 21 tags (maxItems 20)', op: 'findPetsByTags', method: 'GET', path: `/pet/findByTags?${Array.from({ length: 21 }, (_, i) => `tags=t${i}`).join('&')}`, headers: bearer, status: 400, says: /query field \\"tags\\"/, mock: 400 },
+  { what: 'updatePetWithForm with a status outside its enum', op: 'updatePetWithForm', method: 'POST', path: '/pet/10', headers: withKey(FORM), body: () => 'status=gone', status: 400, says: /body field \\"status\\"/, mock: 400 },
+  { what: 'uploadFile over its 1 MiB', op: 'uploadFile', method: 'POST', path: '/pet/10/uploadImage', headers: withKey(OCTETS), body: () => Buffer.alloc(1024 * 1024 + 1), status: 413, says: /larger than 1048576 bytes/ },
+  { what: 'uploadFile as image/png, where application/octet-stream is declared', op: 'uploadFile', method: 'POST', path: '/pet/10/uploadImage', headers: withKey({ 'Content-Type': 'image/png' }), body: () => PNG, status: 415, says: /application\/octet-stream/, mock: 415 },
+];
+
+const sendTo = (base: string, key: string, request: BodyRequest) => send(base, request.path, { method: request.method, headers: request.headers?.(key) ?? {}, ...(request.body ? { body: request.body() } : {}) });
+
+describe('the spec-first loop on a copy of the project: new operations of every kind, generated, compiled, linted, served, mocked and documented', () => {
   let copy: ProjectCopy;
   let dataDir = '';
   const processes: RunningProcess[] = [];
@@ -361,6 +472,8 @@ describe('the spec-first loop on a copy of the project: new operations of every 
   let breaking: Promise<CommandResult>;
   let serverStart: Promise<CopyServer>;
   let mockStart: Promise<string>;
+  /** `npm run docs` in the copy, once the lint run has settled (both are CPU-bound). */
+  let docsBuild: Promise<CommandResult>;
 
   const readHandlers = () => new Map(readdirSync(copy.path('handlers')).filter((f) => f.endsWith('.ts')).map((f) => [f, copy.read(`handlers/${f}`)] as const));
 
@@ -395,13 +508,13 @@ describe('the spec-first loop on a copy of the project: new operations of every 
     generate = await timed('npm run generate', () => runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir }));
     if (generate.code !== 0) throw new Error(`npm run generate failed in the copy:\n${commandOutput(generate)}`);
     handlersAfterGenerate = readHandlers();
-    scaffolded = new Map(NEW_OPERATIONS.filter((op) => existsSync(copy.path('handlers', `${op}.ts`))).map((op) => [op, copy.read(`handlers/${op}.ts`)]));
+    scaffolded = new Map(newOperations().filter((op) => existsSync(copy.path('handlers', `${op}.ts`))).map((op) => [op, copy.read(`handlers/${op}.ts`)]));
 
     // 4. The stubs compile in the handler map at once (checked on the map and handlers/ alone: the whole project comes below).
     copy.write('tsconfig.spec-loop-handlers.json', JSON.stringify({ extends: './tsconfig.json', include: ['handlers', 'generated/handlers.ts'] }));
     tscStubs = await timed('tsc on the handler map with the stubs', () => runCommand(copy.bin('tsc'), ['-p', 'tsconfig.spec-loop-handlers.json'], { cwd: copy.dir }));
 
-    // 5. Implement three handlers; the other two stay stubs.
+    // 5. Implement four handlers; the others stay stubs.
     for (const [op, source] of Object.entries(HANDLERS)) copy.write(`handlers/${op}.ts`, source);
     rmSync(copy.path('tsconfig.spec-loop-handlers.json'));
 
@@ -412,9 +525,10 @@ describe('the spec-first loop on a copy of the project: new operations of every 
     breaking = securityLint.then(() => timed('breaking-change gate', () => runCommand(copy.bin('tsx'), ['scripts/breaking.ts'], { cwd: copy.dir })));
     serverStart = timed('server start (to healthz and key)', () => startServer('server'));
     mockStart = timed('mock start (to first answer)', () => startMock());
+    docsBuild = Promise.allSettled([lint, breaking]).then(() => timed('npm run docs', () => runCommand(copy.bin('tsx'), ['scripts/docs.ts'], { cwd: copy.dir })));
     // Awaited by the tests that need them; a failure is theirs alone, not an unhandled rejection.
-    for (const pending of [tscAfter, lint, securityLint, breaking, serverStart, mockStart]) pending.catch(() => undefined);
-    await Promise.allSettled([tscAfter, lint, securityLint, breaking, serverStart, mockStart]);
+    for (const pending of [tscAfter, lint, securityLint, breaking, serverStart, mockStart, docsBuild]) pending.catch(() => undefined);
+    await Promise.allSettled([tscAfter, lint, securityLint, breaking, serverStart, mockStart, docsBuild]);
     timings['setup total'] = Math.round(performance.now() - started);
   }, 400_000);
 
@@ -427,7 +541,7 @@ describe('the spec-first loop on a copy of the project: new operations of every 
 
   describe('generate, compile, lint', () => {
     it('npm run generate scaffolds handlers/<operationId>.ts as a typed 501 stub for each new operation, and changes no existing handler', () => {
-      for (const op of NEW_OPERATIONS) {
+      for (const op of newOperations()) {
         const stub = scaffolded.get(op);
         expect(stub, `handlers/${op}.ts was not created:\n${commandOutput(generate)}`).toBeDefined();
         expect(stub).toContain(`Handler<'${op}'>`);
@@ -439,11 +553,11 @@ describe('the spec-first loop on a copy of the project: new operations of every 
 
     it('npm run generate lists each new operation in the handler map (generated/handlers.ts), where its stub compiles at once (README step 3)', () => {
       const map = copy.read('generated/handlers.ts');
-      for (const op of NEW_OPERATIONS) expect(map).toContain(`import { ${op} } from '../handlers/${op}.js';`);
+      for (const op of newOperations()) expect(map).toContain(`import { ${op} } from '../handlers/${op}.js';`);
       expect(tscStubs.code, commandOutput(tscStubs)).toBe(0);
     });
 
-    it('with the new handlers in the map (three written, two stubs), `tsc -p tsconfig.json` passes over the whole copy', async () => {
+    it('with the new handlers in the map (four written, the rest stubs), `tsc -p tsconfig.json` passes over the whole copy', async () => {
       const result = await tscAfter;
       expect(result.code, commandOutput(result)).toBe(0);
     });
@@ -582,6 +696,49 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       expect(reply.headers.get('content-type')).toBeNull();
     });
 
+    describe('bodies beyond JSON and the Petstore\'s operations, over HTTP from outside', () => {
+      for (const request of VALID) {
+        it(`${request.op}'s stub answers 501 not_implemented to a valid ${request.method} ${request.path.split('?')[0]}`, async () => {
+          const reply = await sendTo(server.api, server.key, request);
+          expect(reply.status, context(`${request.op} (valid)`, reply, server.proc)).toBe(501);
+          expect(reply.body).toEqual(errorBody('not_implemented', 501));
+          expect(reply.text).toContain(pastedId(request.op));
+        });
+      }
+
+      for (const bad of BAD) {
+        it(`${bad.op}: ${bad.what} is a ${bad.status} saying why`, async () => {
+          const reply = await sendTo(server.api, server.key, bad);
+          expect(reply.status, context(`${bad.op}: ${bad.what}`, reply, server.proc)).toBe(bad.status);
+          expect(reply.body).toMatchObject({ status: bad.status, code: expect.any(String), message: expect.any(String) });
+          expect(reply.text).toMatch(bad.says);
+        });
+      }
+
+      it('a form field sent twice, or one its schema lacks, is a 400 naming it', async () => {
+        const twice = await send(server.api, '/examples/owners/7/visits', { key: server.key, headers: FORM, body: 'name=A&name=B&count=2' });
+        expect(twice.body, context('name=A&name=B', twice, server.proc)).toMatchObject({ status: 400, details: [{ in: 'body', field: 'name', message: 'is sent more than once; it takes one value' }] });
+        const unknown = await send(server.api, '/examples/owners/7/visits', { key: server.key, headers: FORM, body: 'name=A&count=2&extra=1' });
+        expect(unknown.status, context('extra=1', unknown, server.proc)).toBe(400);
+        expect(unknown.text).toContain('extra');
+      });
+
+      it('getPetById wants a key, in either of its schemes: none is a 401', async () => {
+        const reply = await send(server.api, '/pet/10', { method: 'GET' });
+        expect(reply.status, context('GET /pet/10 without a key', reply, server.proc)).toBe(401);
+      });
+
+      it('an answer in bytes: getOwnerAvatarExample\'s handler answers the PNG as it is, image/png with its length and nosniff, response check on', async () => {
+        const reply = await send(server.api, '/examples/owners/7/avatar', { method: 'GET', key: server.key });
+        expect(reply.status, context('GET /examples/owners/7/avatar', reply, server.proc)).toBe(200);
+        expect(reply.bytes.equals(AVATAR_PNG)).toBe(true);
+        expect(reply.headers.get('content-type')).toBe('image/png');
+        expect(reply.headers.get('content-length')).toBe(String(AVATAR_PNG.length));
+        expect(reply.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(server.proc.output()).not.toMatch(/response breaks the contract/);
+      });
+    });
+
     it('the existing operations still work beside the new ones: listPets, createPet, getPet with the key; 401 without', async () => {
       const created = await call(server.api, '/pets', { method: 'POST', key: server.key, body: { name: 'Biscuit', categoryId: 2 } });
       expect(created.status, context('POST /pets', created, server.proc)).toBe(201);
@@ -641,6 +798,168 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       expect(replaced.status, context('mock PUT /examples/owners/7/pets', replaced)).toBe(200);
       expect(replaced.body).toEqual([1, 2]);
     });
+  });
+
+  describe('npm run mock on bodies beyond JSON and the Petstore\'s operations', () => {
+    let mock: string;
+    let server: CopyServer;
+    const TOKEN = 'any-token-will-do';
+
+    beforeAll(async () => {
+      [mock, server] = await Promise.all([mockStart, serverStart]);
+    });
+
+    for (const request of VALID) {
+      it(`${request.op} answers its declared ${request.mock} to a valid request`, async () => {
+        const reply = await sendTo(mock, TOKEN, request);
+        expect(reply.status, context(`mock ${request.op}`, reply)).toBe(request.mock);
+      });
+    }
+
+    it('the merge patch answers its example; the answer in bytes comes with image/png', async () => {
+      const patched = await sendTo(mock, TOKEN, VALID.find((request) => request.op === 'patchOwnerProfileExample') as BodyRequest);
+      expect(patched.body).toEqual({ name: 'Ada Lovelace' });
+      const avatar = await send(mock, '/examples/owners/7/avatar', { method: 'GET', key: TOKEN });
+      expect(avatar.status).toBe(200);
+      expect(avatar.headers.get('content-type')).toBe('image/png');
+    });
+
+    for (const bad of BAD.filter((each) => each.mock !== undefined)) {
+      it(`${bad.op}: ${bad.what} is a ${String(bad.mock)} on the mock too`, async () => {
+        const reply = await sendTo(mock, TOKEN, bad);
+        expect(reply.status, context(`mock ${bad.op}: ${bad.what}`, reply)).toBe(bad.mock);
+      });
+    }
+
+    // Each of MOCK_BODY_DIFFERENCES, exactly: what the mock does, then what the server does
+    // (test/mock.test.ts checks that every one is named here).
+    const observe = async (request: Omit<BodyRequest, 'op'>) => ({ mock: await sendTo(mock, TOKEN, { op: '', ...request }), server: await sendTo(server.api, server.key, { op: '', ...request }) });
+    const differences: Array<{ bodyDifference: MockBodyDifference; check: () => Promise<void> }> = [
+      {
+        bodyDifference: 'prism-repeated-field',
+        check: async () => {
+          for (const body of ['name=Ada&count=2&tags=NOT-OK&tags=ok', 'name=A&name=B&count=2']) {
+            const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/owners/7/visits', headers: withKey(FORM), body: () => body });
+            expect([m.status, s.status], body).toEqual([204, 400]);
+          }
+        },
+      },
+      {
+        bodyDifference: 'prism-unknown-field',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/owners/7/visits', headers: withKey(FORM), body: () => 'name=Ada&count=2&extra=1' });
+          expect([m.status, s.status]).toEqual([204, 400]);
+        },
+      },
+      {
+        bodyDifference: 'prism-json-part-unchecked',
+        check: async () => {
+          for (const meta of ['{"color":', '{"color":5}']) {
+            const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ meta }) });
+            expect([m.status, s.status], meta).toEqual([204, 400]);
+          }
+        },
+      },
+      {
+        bodyDifference: 'prism-part-media-type',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ photoType: 'image/gif' }) });
+          expect([m.status, s.status]).toEqual([204, 415]);
+        },
+      },
+      {
+        bodyDifference: 'prism-byte-limit',
+        check: async () => {
+          const raw = await observe({ method: 'PUT', path: '/examples/owners/7/avatar', headers: withKey(OCTETS), body: () => Buffer.alloc(4097, 0x61) });
+          expect([raw.mock.status, raw.server.status]).toEqual([400, 413]);
+          expect(raw.mock.headers.get('sl-violations')).toContain('maxLength');
+          const part = await observe({ method: 'POST', path: '/examples/owners/7/documents', headers: bearer, body: () => documents({ photo: Buffer.alloc(4097, 0x61) }) });
+          expect([part.mock.status, part.server.status]).toEqual([400, 413]);
+        },
+      },
+      {
+        bodyDifference: 'prism-multipart-no-boundary',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/owners/7/documents', headers: withKey({ 'Content-Type': 'multipart/form-data' }), body: () => multipartBody([{ name: 'meta', value: META }]) });
+          expect([m.status, s.status]).toEqual([415, 400]);
+        },
+      },
+      {
+        bodyDifference: 'prism-plain-json-for-json-type',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'PATCH', path: '/examples/owners/7/profile', headers: withKey(JSON_TYPE), body: () => '{"nickname":null}' });
+          expect([m.status, s.status]).toEqual([200, 415]);
+        },
+      },
+      {
+        bodyDifference: 'prism-binary-answer',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'GET', path: '/examples/owners/7/avatar', headers: bearer });
+          expect({ status: m.status, type: m.headers.get('content-type'), text: m.text }).toEqual({ status: 200, type: 'image/png', text: 'string' });
+          expect(s.bytes.equals(AVATAR_PNG)).toBe(true);
+        },
+      },
+    ];
+    for (const { bodyDifference, check } of differences) {
+      it(`differs as documented (${bodyDifference}): ${MOCK_BODY_DIFFERENCES[bodyDifference]}`, check);
+    }
+
+    it('every difference on bodies of scripts/lib/prismContract.ts is checked here', () => {
+      expect(differences.map((d) => d.bodyDifference).sort()).toEqual(Object.keys(MOCK_BODY_DIFFERENCES).sort());
+    });
+  });
+
+  describe('npm run docs on the edited contract names each new operation\'s media types', () => {
+    /** Each new operation's summary and the media types of its request body and its 2xx answers, from the copy's contract. */
+    let expected: Array<{ op: string; summary: string; tag: string; mediaTypes: string[] }>;
+
+    beforeAll(async () => {
+      const built = await docsBuild;
+      if (built.code !== 0) throw new Error(`npm run docs failed in the copy:\n${commandOutput(built)}`);
+      const contract = JSON.parse(copy.read('generated/openapi.json')) as { paths: Record<string, Record<string, { operationId?: string; summary: string; tags: string[]; requestBody?: { content: object }; responses: Record<string, { content?: object }> }>> };
+      const wanted = new Set(newOperations());
+      expected = Object.values(contract.paths).flatMap((item) =>
+        Object.values(item)
+          .filter((operation) => typeof operation === 'object' && operation !== null && wanted.has(operation.operationId ?? ''))
+          .map((operation) => ({
+            op: operation.operationId as string,
+            summary: operation.summary,
+            tag: operation.tags[0] as string,
+            mediaTypes: [...Object.keys(operation.requestBody?.content ?? {}), ...Object.entries(operation.responses).filter(([status]) => status.startsWith('2')).flatMap(([, response]) => Object.keys(response.content ?? {}))],
+          })),
+      );
+    });
+
+    it('the page holds every new operation with each of its media types (what Redoc renders from)', () => {
+      const page = copy.read('dist/docs/index.html');
+      expect(expected.map((each) => each.op).sort()).toEqual(newOperations().sort());
+      for (const { op, mediaTypes } of expected) {
+        expect(page, op).toContain(`"operationId":"${op}"`);
+        for (const mediaType of mediaTypes) expect(page, `${op} ${mediaType}`).toContain(`"${mediaType}"`);
+      }
+      const kinds = new Set(expected.flatMap((each) => each.mediaTypes));
+      for (const kind of ['application/x-www-form-urlencoded', 'multipart/form-data', 'application/octet-stream', 'application/merge-patch+json', 'image/png']) expect(kinds).toContain(kind);
+    });
+
+    it.skipIf(!existsSync(CHROMIUM))(`as a reader sees it (headless Chromium at ${CHROMIUM}; skipped without): each operation's section names each of its media types`, async () => {
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+        await page.goto(pathToFileURL(copy.path('dist/docs/index.html')).href, { waitUntil: 'load' });
+        await page.getByRole('heading', { level: 1 }).first().waitFor({ state: 'visible' });
+        for (const { op, summary, tag, mediaTypes } of expected.filter((each) => each.mediaTypes.some((type) => type !== 'application/json'))) {
+          const link = page.getByRole('link', { name: summary });
+          if (!(await link.first().isVisible())) await page.getByRole('link', { name: tag, exact: true }).click();
+          await link.first().click();
+          const heading = page.getByRole('heading', { name: summary, level: 2 });
+          await heading.waitFor({ state: 'visible' });
+          const text = await page.locator('[data-section-id]').filter({ has: heading }).innerText();
+          for (const mediaType of mediaTypes) expect(text, `${op}'s section`).toContain(mediaType);
+        }
+      } finally {
+        await browser.close();
+      }
+    }, 120_000);
   });
 
   describe.skipIf(!roundTripAvailable)('a schema change never silently loses data (test/support/roundTrip.ts)', () => {

@@ -13,6 +13,9 @@
  *   404 when there is no such animal), the method in the one file the README names, the pets'
  *   store module (its `PetStore` interface and its implementation).
  *
+ * The same copy also gets test/spec-loop.test.ts's pasted operations (test/support/
+ * specFragments.ts), as stubs: one quick-suite run covers them too.
+ *
  * Nothing else is edited: the copy's `npm run lint` and quick suite pass (every test that walks
  * the operations reads them from the spec, so stored operations and stubs alike pass it
  * untouched), and its server places and reads orders on SQLite, and on PostgreSQL when
@@ -26,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, type ScratchDatabase } from '../scripts/lib/scratchDatabase.js';
 import { freePort, startProcess, stopProcess, waitForHttp, waitForOutput, type RunningProcess } from '../scripts/lib/processes.js';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from './support/projectCopy.js';
+import { pasteFragments, SPEC_LOOP_FRAGMENTS } from './support/specFragments.js';
 
 const HOST = '127.0.0.1';
 const THIS_FILE = 'test/storeRecipes.test.ts';
@@ -216,7 +220,11 @@ describe(`the README's store recipes on one copy: the Petstore's store orders as
     copy = copyProject('animal-store-resource-recipe-');
     if (copy.read('src/store/resources/pets.ts').length === 0) throw new Error(`${THIS_FILE}: src/store/resources/pets.ts is empty`);
     // 1–3: the spec, then npm run generate: a 501 stub per operation, listed in the handler map.
-    copy.edit('spec/openapi.yaml', (text) => addRetireOperation(addResource(text)));
+    // And the spec loop's operations (test/fixtures/spec-loop/: every kind of parameter and body,
+    // an answer in bytes, the Swagger Petstore's pet operations), all stubs here: this copy's
+    // quick suite is the proof that no test pins what the spec derives (its operations, media
+    // types, CORS lists), so an operation pasted with its stub passes \`npm test\` untouched.
+    copy.edit('spec/openapi.yaml', (text) => pasteFragments(addRetireOperation(addResource(text)), SPEC_LOOP_FRAGMENTS).text);
     stubs = await generate(copy);
     if (stubs.code !== 0) throw new Error(`npm run generate failed in the copy:\n${output(stubs)}`);
     // The store: one module, one migration; npm run generate lists both; then two handlers.
@@ -239,7 +247,7 @@ describe(`the README's store recipes on one copy: the Petstore's store orders as
     for (const operationId of ['getInventoryExample', 'placeOrderExample', 'getOrderByIdExample', 'deleteOrderExample', RETIRE.operationId]) expect(stubs.stdout).toContain(`handlers/${operationId}.ts`);
   });
 
-  it('with the store module and the migration listed by npm run generate, the store method, three handlers written and two stubs, npm run lint and the quick suite pass untouched', () => {
+  it('with the store module and the migration listed by npm run generate, the store method, three handlers written and the other operations stubs (the spec loop\'s and the Petstore\'s too), npm run lint and the quick suite pass untouched', () => {
     expect(stored.generate.stdout).toMatch(/generated\/stores\.ts[\s\S]*generated\/migrations\.ts/);
     expect(copy.read('generated/stores.ts')).toContain(`${RESOURCE}: ${RESOURCE}.open(context)`);
     expect(stored.lint.code, output(stored.lint)).toBe(0);

@@ -41,8 +41,50 @@ function requirePlainDecimal(document: OpenApiDocument): void {
   }
 }
 
+/** A multipart part whose encoding is JSON, as the mock reads it: text, at most the server's limit of one text field. */
+const JSON_PART_AS_TEXT = { type: 'string', maxLength: 64 * 1024 } as const;
+
 /**
- * The contract as `prism mock` serves it: base path in the paths, plus seven changes that keep
+ * Prism 5 reads a form (and a multipart body) as `name=value` pairs, one value per name: a repeated
+ * field keeps its last value, so an array property (`tags=a&tags=b`) is a 400 "must be array"
+ * unless its encoding names a style, which makes Prism wrap the value in an array
+ * (prism-http's deserializeFormBody; http-spec drops an encoding without a style). And it never
+ * parses a multipart part as JSON: a part whose encoding is `application/json` is text, and an
+ * object schema refuses it, so every valid upload was a 400. In the mock's copy each array
+ * property gets `style: form, explode: true` (what OpenAPI defaults to, and how the server reads
+ * it; `allowReserved`, or Prism refuses a raw `!` in a value, which the server takes), and a JSON
+ * part's schema becomes text (MOCK_BODY_DIFFERENCES says what is then unchecked).
+ */
+function readableForms(document: OpenApiDocument): void {
+  for (const { operation } of operationsOf(document)) {
+    const body = resolveRef(document, operation.requestBody);
+    if (!isNode(body) || !isNode(body.content)) continue;
+    for (const [mediaType, media] of Object.entries(body.content)) {
+      const type = mediaType.toLowerCase();
+      if (!isNode(media) || (type !== 'application/x-www-form-urlencoded' && type !== 'multipart/form-data')) continue;
+      const schema = resolveRef(document, media.schema);
+      if (!isNode(schema) || !isNode(schema.properties)) continue;
+      const encoding: Record<string, unknown> = isNode(media.encoding) ? media.encoding : {};
+      // A copy of the schema: a shared component may serve elsewhere as JSON, where Prism reads it right.
+      const properties: Record<string, unknown> = { ...schema.properties };
+      for (const [name, raw] of Object.entries(properties)) {
+        const property = resolveRef(document, raw);
+        const declared = isNode(encoding[name]) ? encoding[name] : {};
+        const contentType = typeof declared.contentType === 'string' ? declared.contentType.toLowerCase() : '';
+        const item = isNode(property) && property.type === 'array' ? resolveRef(document, property.items) : property;
+        // JSON as the encoding says, or by OpenAPI's default for an object part (the server reads both as JSON).
+        const json = contentType === '' ? isNode(item) && (item.type === 'object' || (item.type === undefined && isNode(item.properties))) : contentType.split(',').some((each) => /^application\/(.+\+)?json$/.test(each.trim()));
+        if (type === 'multipart/form-data' && json) properties[name] = JSON_PART_AS_TEXT;
+        else if (isNode(property) && property.type === 'array' && declared.style === undefined) encoding[name] = { ...declared, style: 'form', explode: true, allowReserved: true };
+      }
+      media.schema = { ...schema, properties };
+      media.encoding = encoding;
+    }
+  }
+}
+
+/**
+ * The contract as `prism mock` serves it: base path in the paths, plus eight changes that keep
  * the mock's answers inside the contract and, for numerals, like the real server's.
  *
  * - No paging `Link` header: Prism would send the example `Link` on every page, so a client
@@ -66,11 +108,14 @@ function requirePlainDecimal(document: OpenApiDocument): void {
  * - A binary example that names its file (`x-example-file`) answers a marker of that file, which
  *   the mock's front replaces with the file's bytes (./mockFiles.ts): Prism would send the
  *   example's text instead of an image.
+ * - Forms and multipart bodies Prism can read (readableForms): an array field taken when
+ *   repeated, a multipart part whose encoding is JSON taken as text.
  */
 export function forMock(document: OpenApiDocument): OpenApiDocument {
   const copy = withBasePathInPaths(document);
   requirePlainDecimal(copy);
   useExampleFiles(copy);
+  readableForms(copy);
   const withoutHeaders = (response: unknown, status: string, deprecated: boolean) => {
     const headers = isNode(response) && isNode(response.headers) ? response.headers : undefined;
     if (!headers) return;
@@ -148,9 +193,34 @@ export const MOCK_DIFFERENCES = {
 
 export type MockDifference = keyof typeof MOCK_DIFFERENCES;
 
-/** The differences as `npm run mock -- --help` lists them: `- <text>`, one line each. */
+/**
+ * How the mock differs from the server on operations that declare bodies beyond JSON (forms,
+ * multipart, raw bytes, merge patches) and answers in bytes, after readableForms' changes: what
+ * Prism 5.14 (prism-http's body validator and prism-http-server's reader) still does its own
+ * way. The contract's own operations take none of these today, so the contract suite cannot
+ * observe them: test/spec-loop.test.ts asserts each on the mock of its copy, whose made-up
+ * operations have every kind (a check names it `bodyDifference: '<id>'`).
+ */
+export const MOCK_BODY_DIFFERENCES = {
+  'prism-repeated-field':
+    'A form or multipart field sent more than once is read as its last value alone: a repeated array field has only its last item checked (tags=NOT-OK&tags=ok is taken), a field that takes one value may repeat (name=A&name=B is taken). The server checks every item, and answers 400 to a repeated single field.',
+  'prism-unknown-field': 'A form field the schema does not have (extra=1) is ignored, and the request taken. The server answers 400 naming it.',
+  'prism-json-part-unchecked':
+    'A multipart part whose encoding is application/json is taken as text, unchecked: a part that is not JSON, or JSON its schema refuses, is taken. The server parses the part as JSON and validates it, 400 naming the field.',
+  'prism-part-media-type': "A file part is taken whatever its media type (a GIF where the encoding says image/png). The server answers 415 naming the part and the types its encoding lists.",
+  'prism-byte-limit':
+    'A raw body or a file part over its maxLength gets a 400, the limit counted in characters of the body read as UTF-8 text (up to 10 MB). The server answers 413 once the bytes cross the limit, before reading further.',
+  'prism-multipart-no-boundary': 'A multipart/form-data body without a boundary parameter gets a 415. The server answers 400, the body being malformed.',
+  'prism-plain-json-for-json-type':
+    'A body labelled application/json is taken where the operation declares only another JSON type (application/merge-patch+json): Prism matches by the +json suffix. The server answers 415 naming the declared type.',
+  'prism-binary-answer':
+    'An answer in bytes (a binary schema: image/png) is the six characters "string" under the declared Content-Type, which no YAML example can replace. The server sends the bytes the handler answers, with their length.',
+} as const;
+
+export type MockBodyDifference = keyof typeof MOCK_BODY_DIFFERENCES;
+
+/** The differences as `npm run mock -- --help` lists them: `- <text>`, one line each, the contract's first, then those of bodies beyond JSON. */
 export function mockDifferencesHelp(): string {
-  return Object.values(MOCK_DIFFERENCES)
-    .map((text) => `- ${text}`)
-    .join('\n');
+  const lines = (texts: readonly string[]) => texts.map((text) => `- ${text}`).join('\n');
+  return `${lines(Object.values(MOCK_DIFFERENCES))}\n\nOn operations with a form, a multipart or a raw body, or an answer in bytes (forms' array\nfields and multipart JSON parts are read as the server reads them; the rest differs):\n${lines(Object.values(MOCK_BODY_DIFFERENCES))}`;
 }

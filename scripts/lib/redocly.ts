@@ -33,7 +33,8 @@ export async function redoclyOutput(command: 'bundle' | 'build-docs', input: str
       await promisify(execFile)(redocly, [command, input, ...extraArgs, '--output', out], { cwd: projectRoot, env: redoclyEnv(), encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
     } catch (error) {
       const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-      throw new Error(`redocly ${command} ${input} failed:\n${stdout ?? ''}${stderr ?? String(error)}`);
+      const said = `${stdout ?? ''}${stderr ?? String(error)}`.split('\n').filter((line) => !isRedoclyNoticeLine(line)).join('\n').trim();
+      throw new Error(`redocly ${command} ${input} failed:\n${said}`);
     }
     return await readFile(out, 'utf8');
   } finally {

@@ -134,6 +134,14 @@ function RequestBodyMediaType() {
             for (const [name, raw] of Object.entries(isObject(schema.properties) ? schema.properties : {})) {
               const property = deref(ctx, raw, at.child(['schema', 'properties', name])).node;
               const item = isObject(property) && property.type === 'array' ? deref(ctx, property.items, at.child(['schema', 'properties', name, 'items'])).node : property;
+              if (kind === 'form' && schemaKinds(ctx, item, at.child(['schema', 'properties', name])).has('object')) {
+                problems.add(
+                  at.key(),
+                  label,
+                  `the form field ${code(name)} is ${item === property ? 'an object' : 'an array of objects'}: a form carries flat text fields (\`name=value\`, an array field repeated), which the server cannot read into it. Declare only ${JSON_MEDIA_TYPE} for this body, give the form flat fields of its own, or take it as multipart/form-data (an object part is read as JSON).`,
+                );
+                continue;
+              }
               if (!isBinarySchema(item)) continue;
               if (kind === 'form') problems.add(at.key(), label, `the form field ${code(name)} is a binary string: a form carries only text; send files as multipart/form-data.`);
               else if (typeof item.maxLength !== 'number') problems.add(at.key(), label, `the file part ${code(name)} has no \`maxLength\`: declare its byte limit (the server refuses a larger part with a 413).`);
@@ -498,6 +506,7 @@ function errorBodyProblem(response, body) {
 function sharedResponses(root, ctx) {
   const counts = new Map();
   const withBody = new Map();
+  const forDeprecated = new Map();
   forEachOperation(root, ctx, ({ operation, location }) => {
     if (!isObject(operation.responses)) return;
     for (const [status, raw] of Object.entries(operation.responses)) {
@@ -509,12 +518,17 @@ function sharedResponses(root, ctx) {
       byName.set(name, (byName.get(name) ?? 0) + 1);
       counts.set(status, byName);
       if (operation.requestBody !== undefined) withBody.set(name, true);
+      if (isObject(node) && isObject(node.headers) && node.headers.Deprecation !== undefined) forDeprecated.set(name, true);
     }
   });
-  // A 400 for a body (BadRequest) suits an operation with one, a 400 for a query the others.
+  // A 400 for a body (BadRequest) suits an operation with one, a 400 for a query the others. A
+  // response with a Deprecation header (UnauthorizedDeprecated) is a deprecated operation's: it
+  // comes first for one, and is not suggested to an operation that is not deprecated.
   return (status, operation) => {
-    const likeIt = (name) => (withBody.get(name) === true) === (operation.requestBody !== undefined);
-    return [...(counts.get(status) ?? new Map()).entries()].sort((a, b) => Number(likeIt(b[0])) - Number(likeIt(a[0])) || b[1] - a[1]).map(([name]) => name);
+    const likeIt = (name) => status !== '400' || (withBody.get(name) === true) === (operation.requestBody !== undefined);
+    const deprecatedLike = (name) => (forDeprecated.get(name) === true) === (operation.deprecated === true);
+    const names = [...(counts.get(status) ?? new Map()).entries()].sort((a, b) => Number(deprecatedLike(b[0])) - Number(deprecatedLike(a[0])) || Number(likeIt(b[0])) - Number(likeIt(a[0])) || b[1] - a[1]).map(([name]) => name);
+    return operation.deprecated === true || !names.some(deprecatedLike) ? names : names.filter(deprecatedLike);
   };
 }
 
@@ -662,7 +676,9 @@ function ErrorResponseBody() {
             if (problem === undefined) continue;
             const suggestion = suggestShared(shared(status, operation));
             const why =
-              body === 'LimitError'
+              status === '422'
+                ? "The server sends its 409, 422 and 429 as LimitError bodies (their codes are LimitErrorCode); its 422 is a reused Idempotency-Key. A request that fails validation (the Petstore's \"Validation exception\") is a 400 validation_failed here, never a 422: remove a 422 the operation never answers."
+                : body === 'LimitError'
                 ? 'The server sends its 409, 422 and 429 as LimitError bodies (their codes are LimitErrorCode).'
                 : body === 'GoneError'
                   ? "A deprecated operation's 410 is the server's GoneError (it names the replacement and the sunset)."

@@ -113,7 +113,9 @@ export const CATALOG = {
     statuses: [415],
     body: 'Error',
     says: {
-      notAccepted: (accepted: readonly string[]) => `The request body must be uncompressed ${accepted.join(' or ')} (JSON and forms in UTF-8).`,
+      // The charset note only where it applies: raw bytes (application/octet-stream, image/*) have none.
+      notAccepted: (accepted: readonly string[]) =>
+        `The request body must be uncompressed ${accepted.join(' or ')}${accepted.some((type) => /json$|^application\/x-www-form-urlencoded$|^multipart\/form-data$/i.test(type)) ? ' (JSON and forms in UTF-8)' : ''}.`,
       partType: (name: string, type: string, accepted: readonly string[]) => `The part "${name}" of the request body is ${type}; it must be ${accepted.join(' or ')}.`,
     },
   },

@@ -30,7 +30,7 @@ export interface PartRule {
   limit: number;
   /** `encoding.<name>.contentType`: the media types a file part may have; undefined: any. */
   contentTypes: readonly string[] | undefined;
-  /** A field whose encoding is JSON (`contentType: application/json`): its text is parsed as JSON, then validated, never coerced. */
+  /** A field whose encoding is JSON (`contentType: application/json`, or none for an object): its text is parsed as JSON, then validated, never coerced. */
   json: boolean;
 }
 
@@ -59,6 +59,9 @@ export function isBinary(schema: unknown): boolean {
   return schema.format === 'binary' || (schema.contentMediaType !== undefined && schema.contentEncoding === undefined);
 }
 
+/** An object schema: `type: object`, or properties without a type. */
+const isObjectSchema = (schema: unknown): boolean => isSchema(schema) && (schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object')) || (schema.type === undefined && isSchema(schema.properties)));
+
 const byteLimit = (schema: unknown, bound: number): number => (isSchema(schema) && typeof schema.maxLength === 'number' ? Math.min(schema.maxLength, bound) : bound);
 
 function partRules(schema: Schema | undefined, encoding: unknown): Map<string, PartRule> {
@@ -76,7 +79,8 @@ function partRules(schema: Schema | undefined, encoding: unknown): Map<string, P
       maxItems: array && typeof property.maxItems === 'number' ? Math.min(property.maxItems, MAX_PARTS) : array ? MAX_PARTS : 1,
       limit: binary ? byteLimit(item, MAX_UPLOAD_BYTES) : MAX_BODY_BYTES,
       contentTypes: typeof declared === 'string' ? declared.split(',').map((type) => type.trim().toLowerCase()) : undefined,
-      json: !binary && typeof declared === 'string' && declared.split(',').some((type) => kindOf(type.trim().toLowerCase()) === 'json'),
+      // An object part without an encoding is JSON too: OpenAPI's default contentType for an object (or an array of them).
+      json: !binary && (typeof declared === 'string' ? declared.split(',').some((type) => kindOf(type.trim().toLowerCase()) === 'json') : isObjectSchema(item)),
     });
   }
   return rules;
