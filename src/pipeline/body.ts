@@ -2,18 +2,26 @@
  * The request body, read only now that the key is known good and the rate limit has counted it,
  * as the operation declares it for the request's media type (src/http/bodies/: JSON and +json,
  * forms, multipart with files, raw bytes; each within its limit), into the parsed request that
- * validation checks next. A body sent to an operation that declares none is a 400.
+ * validation checks next. A body sent to an operation that declares none is a 400, and so is
+ * none (or an empty one) where the operation requires one, whatever its media types.
  */
 import { invalidFields } from '../errors/refusal.js';
 import { declaredBodies } from '../http/bodies/declared.js';
 import { readBody } from '../http/bodies/read.js';
 import type { Stage } from './stage.js';
 
+const BODY_REQUIRED = 'is required: send a body of a media type the operation declares (Content-Type)';
+
 export const bodyStage: Stage = {
   name: 'body',
   run(exchange) {
     const { operation, request } = exchange;
-    if (exchange.body === 'none' || operation === undefined || request === undefined) return undefined;
+    if (operation === undefined || request === undefined) return undefined;
+    if (exchange.body === 'none') {
+      const declared = operation.requestBody;
+      if (declared !== undefined && 'required' in declared && declared.required === true) throw invalidFields([{ in: 'body', field: '', message: BODY_REQUIRED }]);
+      return undefined;
+    }
     const bodies = declaredBodies(operation);
     if (bodies === undefined) throw invalidFields([{ in: 'body', field: '', message: 'is not allowed: this operation takes no request body' }]);
     return readBody(exchange, bodies).then(({ declared, mediaType, value }) => {
