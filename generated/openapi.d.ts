@@ -414,7 +414,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than 64 KiB, or a form's photo file larger than 5 MiB. */
+        /**
+         * @description The body, or one of its parts, is larger than this operation takes: 64 KiB for a JSON body
+         *     or a form, a raw body's or a file part's own limit (its `maxLength`: 5 MiB for a photo),
+         *     16 MiB in all. Refused as soon as the bytes cross the limit, or before reading when
+         *     `Content-Length` says so.
+         */
         PayloadTooLarge: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -425,7 +430,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json` or `multipart/form-data`, or a form's photo file is not an image it takes. */
+        /**
+         * @description The body's media type, or a file part's, is not one this operation declares; the
+         *     message names those it does.
+         */
         UnsupportedMediaType: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
