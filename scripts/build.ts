@@ -11,6 +11,7 @@ import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { projectRoot } from '../src/paths.js';
+import { SERVER_BUNDLE } from './lib/bundle.js';
 import { commandLine } from './lib/commandLine.js';
 
 const outdir = join(projectRoot, 'dist', 'server');
@@ -23,29 +24,8 @@ with source maps), then renders the docs (scripts/docs.ts). Run the result with
 
 rmSync(outdir, { recursive: true, force: true });
 const started = performance.now();
-const result = await build({
-  absWorkingDir: projectRoot,
-  entryPoints: { server: 'src/main.ts' },
-  outdir,
-  outExtension: { '.js': '.mjs' },
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  sourcemap: true,
-  // Whitespace and syntax minified: less text to parse at start. Identifiers are not renamed, so
-  // stack traces and the logs' error types keep their names without esbuild's keepNames, whose
-  // __name(fn, "…") wrapper runs each time a named closure is created (its cost under load:
-  // docs/performance.md).
-  minifyWhitespace: true,
-  minifySyntax: true,
-  external: ['better-sqlite3', 'pg-native'],
-  // The bundled CommonJS packages (Express, pino, Ajv…) call require(); an ES module has none.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-  metafile: true,
-  logLevel: 'warning',
-});
+// scripts/lib/bundle.ts's SERVER_BUNDLE says how and why; the server's own build adds source maps and the sizes.
+const result = await build({ ...SERVER_BUNDLE, absWorkingDir: projectRoot, entryPoints: { server: 'src/main.ts' }, outdir, sourcemap: true, metafile: true });
 const bytes = Object.entries(result.metafile.outputs)
   .filter(([file]) => file.endsWith('.mjs'))
   .reduce((sum, [, output]) => sum + output.bytes, 0);

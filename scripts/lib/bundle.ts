@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
+import { buildSync, type BuildOptions } from 'esbuild';
 import { startProcess } from './processes.js';
 
 /** The project root: this file lives in scripts/lib/. */
@@ -47,6 +47,28 @@ function buildScripts(): string[] {
   const { metafile } = buildSync({ absWorkingDir: root, entryPoints: ['scripts/build.ts', 'scripts/docs.ts'], bundle: true, packages: 'external', platform: 'node', format: 'esm', outdir: 'unused', write: false, metafile: true, logLevel: 'silent' });
   return Object.keys(metafile.inputs).map((file) => join(root, file));
 }
+
+/**
+ * How the server is bundled (scripts/build.ts), and every other entry that must run as it does
+ * (the robust suite's fixture server): one ES module with its chunks for Node 20, whitespace and
+ * syntax minified (less to parse at start; identifiers are not renamed, so stack traces and the
+ * logs' error types keep their names without esbuild's keepNames, whose __name(fn, "…") wrapper
+ * runs each time a named closure is created: docs/performance.md), the native drivers left to
+ * node_modules, and a `require` for the bundled CommonJS packages (Express, pino, Ajv…).
+ */
+export const SERVER_BUNDLE: BuildOptions = {
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  external: ['better-sqlite3', 'pg-native'],
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  logLevel: 'warning',
+};
 
 export interface StartCommand {
   /** The steps before the server, each as argv: `[['npm', 'run', '-s', 'build']]`. */

@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { npmStartCommand, root } from '../../../scripts/lib/bundle.js';
+import { npmStartCommand, root, SERVER_BUNDLE } from '../../../scripts/lib/bundle.js';
 import { startBannerProcess, type ServerProcess, type Store } from './server.js';
 
 const outdir = join(root, 'dist', 'robust-fixtures', String(process.pid));
@@ -15,22 +15,7 @@ let built: Promise<string> | undefined;
 
 async function bundle(): Promise<string> {
   mkdirSync(outdir, { recursive: true });
-  await build({
-    absWorkingDir: root,
-    entryPoints: { 'upload-server': 'test/robust/support/uploadServer.ts' },
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    external: ['better-sqlite3', 'pg-native'],
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    logLevel: 'warning',
-  });
+  await build({ ...SERVER_BUNDLE, absWorkingDir: root, entryPoints: { 'upload-server': 'test/robust/support/uploadServer.ts' }, outdir });
   return join(outdir, 'upload-server.mjs');
 }
 
