@@ -29,7 +29,7 @@ import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/features
 import { createLogger } from '../src/logger.js';
 import type { Pet } from '../src/schemas.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { exitOnSignals } from '../src/shutdown.js';
+import { exitOnSignals } from '../src/transport/shutdown.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { explainDatabaseError } from '../src/store/databaseErrors.js';

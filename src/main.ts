@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 import { describeLocation, explainDatabaseError } from './store/databaseErrors.js';
-import { exitOnSignals } from './shutdown.js';
+import { exitOnSignals } from './transport/shutdown.js';
 
 let config;
 try {

@@ -7,7 +7,7 @@
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/logger.js';
 import { startServer } from '../../../src/server.js';
-import { exitOnSignals } from '../../../src/shutdown.js';
+import { exitOnSignals } from '../../../src/transport/shutdown.js';
 import { loadBundledSpec } from '../../../src/spec.js';
 import { withUploadOperations } from './uploadOperations.js';
 
