@@ -1,4 +1,9 @@
-import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler } from '../src/contract.js';
+import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler, type HandlerDeps, type Received, type Schemas } from '../src/contract.js';
+
+type Pet = Schemas['Pet'];
+
+/** The 201 for a stored animal: it, and its address. */
+const created = (pet: Pet, basePath: string) => ({ status: 201 as const, body: pet, headers: { Location: `${basePath}/pets/${pet.id}` } });
 
 /**
  * createPet: POST /pets. Stores the animal and answers with it and its address. A form
@@ -6,27 +11,30 @@ import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handl
  * at all. With an `Idempotency-Key` the server makes it exactly-once (src/features/exactlyOnce/):
  * nothing here.
  */
-export const createPet: Handler<'createPet'> = async (request, { pets, photos, basePath, unitOfWork }) => {
+export const createPet: Handler<'createPet'> = async (request, deps) => {
+  if (request.mediaType === 'multipart/form-data') return fromForm(request.body, deps);
   const { body } = request;
   // Validation applied the spec's default; its absence here would be a wiring bug, not bad input.
   if (body.status === undefined) throw new Error('createPet: the spec default for status was not applied');
-  const record = { name: body.name, categoryId: body.categoryId, status: body.status };
-  if (request.mediaType === 'multipart/form-data' && request.body.photo !== undefined) {
-    const photo = request.body.photo;
-    // The part's media type was checked against the spec's encoding (415): another is a wiring bug.
-    if (!isPhotoMediaType(photo.mediaType)) throw new Error(`createPet: the photo part's encoding let ${photo.mediaType} in`);
-    const format = FORMAT_NAMES[photo.mediaType];
-    if (!hasSignatureOf(photo.bytes, photo.mediaType)) {
-      const message = `is not a ${format} image: its first bytes are not the ${format} signature`;
-      return errorResult('validation_failed', `The request is invalid: body field "photo" ${message}.`, [{ in: 'body', field: 'photo', message }]);
-    }
-    const pet = await unitOfWork(async () => {
-      const created = await pets.create(record);
-      await photos.put(created.id, { bytes: photo.bytes, mediaType: photo.mediaType });
-      return created;
-    });
-    return { status: 201, body: pet, headers: { Location: `${basePath}/pets/${pet.id}` } };
-  }
-  const pet = await pets.create(record);
-  return { status: 201, body: pet, headers: { Location: `${basePath}/pets/${pet.id}` } };
+  return created(await deps.pets.create({ name: body.name, categoryId: body.categoryId, status: body.status }), deps.basePath);
 };
+
+/** A form's animal, with its photo when it has one, in one unit of work. */
+async function fromForm({ name, categoryId, status, photo }: Received<Schemas['NewPetWithPhoto']>, { pets, photos, basePath, unitOfWork }: HandlerDeps) {
+  if (status === undefined) throw new Error('createPet: the spec default for status was not applied');
+  const record = { name, categoryId, status };
+  if (photo === undefined) return created(await pets.create(record), basePath);
+  // The part's media type was checked against the spec's encoding (415): another is a wiring bug.
+  if (!isPhotoMediaType(photo.mediaType)) throw new Error(`createPet: the photo part's encoding let ${photo.mediaType} in`);
+  const format = FORMAT_NAMES[photo.mediaType];
+  if (!hasSignatureOf(photo.bytes, photo.mediaType)) {
+    const message = `is not a ${format} image: its first bytes are not the ${format} signature`;
+    return errorResult('validation_failed', `The request is invalid: body field "photo" ${message}.`, [{ in: 'body', field: 'photo', message }]);
+  }
+  const pet = await unitOfWork(async () => {
+    const stored = await pets.create(record);
+    await photos.put(stored.id, { bytes: photo.bytes, mediaType: photo.mediaType });
+    return stored;
+  });
+  return created(pet, basePath);
+}

@@ -25,7 +25,7 @@ type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] exten
 
 
 /** Where the spec has a binary string (a `Blob` in the generated types, as a browser sends it), a handler has the bytes that arrived. */
-type Received<T> = T extends Blob ? Upload : T extends ReadonlyArray<infer I> ? Received<I>[] : T extends object ? { [K in keyof T]: Received<T[K]> } : T;
+export type Received<T> = T extends Blob ? Upload : T extends ReadonlyArray<infer I> ? Received<I>[] : T extends object ? { [K in keyof T]: Received<T[K]> } : T;
 
 /** A declared media type as a request carries it: `image/*` covers `image/png`. */
 type Carried<M> = M extends `${infer Type}/*` ? `${Type}/${string}` : M;
