@@ -190,7 +190,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
       const description = await section.locator('[data-component-name="Markdown/Markdown"]').allInnerTexts();
       expect(description[0], op.operationId).toBe(text);
     }
-    expect(await (await openOperation(page, 'Get an animal')).locator('blockquote').innerText()).toBe(
+    expect(await (await openOperation(page, 'Get an animal')).locator('blockquote').filter({ hasText: 'Deprecated' }).first().innerText()).toBe(
       'Deprecated since 2026-11-21. Removed on 2030-12-05: from then on it answers 410 Gone. Use GET /pets with the status filter instead. ' +
         'Before that date, the service may announce brownouts: windows in which it answers 410 Gone (code operation_brownout) so that callers notice.',
     );
