@@ -56,7 +56,12 @@ export interface OperationSpec {
   path: string;
   parameters: ParameterSpec[];
   /** Media types of the request body and the schema of `application/json`, if there is a body. */
-  requestBody: { required: boolean; mediaTypes: string[]; schema: JsonSchema } | undefined;
+  /**
+   * `mediaTypes`: the JSON ones (`application/json`, `+json`), whose bodies are fuzzed against
+   * `schema` (application/json's); `otherMediaTypes`: the rest it declares (a form, multipart,
+   * bytes), never sent a JSON body as if it were theirs.
+   */
+  requestBody: { required: boolean; mediaTypes: string[]; otherMediaTypes: string[]; schema: JsonSchema | undefined } | undefined;
   /** By status code (`'200'`) or `'default'`. */
   responses: Record<string, ResponseSpec>;
 }
@@ -170,8 +175,13 @@ export async function loadContract(path = join(process.cwd(), 'generated', 'open
         const body = object(op.requestBody, `${op.operationId} requestBody`);
         const content = isRecord(body.content) ? body.content : {};
         const json = content['application/json'];
-        if (!isRecord(json) || !isRecord(json.schema)) throw new Error(`${op.operationId}: only application/json bodies are supported`);
-        requestBody = { required: body.required === true, mediaTypes: Object.keys(content), schema: json.schema as JsonSchema };
+        const isJson = (type: string) => type === 'application/json' || type.endsWith('+json');
+        requestBody = {
+          required: body.required === true,
+          mediaTypes: Object.keys(content).filter(isJson),
+          otherMediaTypes: Object.keys(content).filter((type) => !isJson(type)),
+          schema: isRecord(json) && isRecord(json.schema) ? (json.schema as JsonSchema) : undefined,
+        };
       }
       const responses: Record<string, ResponseSpec> = {};
       for (const [status, raw] of Object.entries(isRecord(op.responses) ? op.responses : {})) responses[status] = responseSpec(raw, `${op.operationId} ${status}`);
