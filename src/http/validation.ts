@@ -135,6 +135,9 @@ export function bodyCheck(declared: DeclaredBody): BodyCheck | undefined {
   return check ?? undefined;
 }
 
+/** A required body that did not come, whoever finds it missing (the validators, or the body stage for an empty one). */
+export const BODY_REQUIRED = 'is required: send a body of a media type the operation declares (Content-Type)';
+
 // The contract's ErrorDetail has no `cookie`: a cookie is a request header, and its field says which.
 const LOCATIONS: Record<string, Detail['in']> = { requestBody: 'body', query: 'query', path: 'path', header: 'header', cookie: 'header' };
 
@@ -152,7 +155,7 @@ export function detailsOf(errors: readonly ErrorObject[]): Detail[] {
       if (!location) {
         location = LOCATIONS[params.missingProperty] ?? 'body';
         segments = [];
-        message = location === 'body' ? 'is required: send a body of a media type the operation declares (Content-Type)' : 'is required';
+        message = location === 'body' ? BODY_REQUIRED : 'is required';
       } else {
         segments = [...segments, params.missingProperty];
         message = 'is required';

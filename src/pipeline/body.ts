@@ -8,9 +8,8 @@
 import { invalidFields } from '../errors/refusal.js';
 import { declaredBodies } from '../http/bodies/declared.js';
 import { readBody } from '../http/bodies/read.js';
+import { BODY_REQUIRED } from '../http/validation.js';
 import type { Stage } from './stage.js';
-
-const BODY_REQUIRED = 'is required: send a body of a media type the operation declares (Content-Type)';
 
 export const bodyStage: Stage = {
   name: 'body',
