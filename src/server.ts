@@ -68,6 +68,8 @@ export interface StartOptions {
   keyChecker?: KeyChecker;
   /** Inserts stages into the request path (scripts/sandbox.ts: its marker header and reset route, first). */
   arrangeStages?: AppOptions['arrangeStages'];
+  /** How often calls of deprecated operations are written (FLUSH_EVERY_MS unless set; a test that reads the store before a write sets it long). */
+  deprecatedCallsFlushMs?: number;
 }
 
 export function openDatabase(config: Config): Promise<DatabaseHandle> {
@@ -112,7 +114,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
 
   // Who still calls deprecated operations, per key, in the store (written in batches).
-  const deprecatedCalls = createDeprecatedCallLog(database.db, (error) => logger.warn({ err: error }, 'could not record calls of deprecated operations'));
+  const deprecatedCalls = createDeprecatedCallLog(database.db, (error) => logger.warn({ err: error }, 'could not record calls of deprecated operations'), options.deprecatedCallsFlushMs);
   const onDeprecatedCall = deprecatedCallListener(deprecatedCalls, metrics && ((operationId) => metrics.countDeprecatedCall(operationId)));
 
   const basePath = basePathOf(document);

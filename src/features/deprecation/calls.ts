@@ -8,7 +8,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 
-const FLUSH_EVERY_MS = 5_000;
+/** How often the counts are written unless the caller says otherwise. */
+export const FLUSH_EVERY_MS = 5_000;
 
 interface Tally {
   caller: string;
@@ -29,7 +30,7 @@ export interface DeprecatedCallLog {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function createDeprecatedCallLog(db: Kysely<Database>, onError: (error: unknown) => void): DeprecatedCallLog {
+export function createDeprecatedCallLog(db: Kysely<Database>, onError: (error: unknown) => void, flushEveryMs = FLUSH_EVERY_MS): DeprecatedCallLog {
   let pending = new Map<string, Tally>();
   let writing: Promise<void> = Promise.resolve();
 
@@ -75,7 +76,7 @@ export function createDeprecatedCallLog(db: Kysely<Database>, onError: (error: u
     return writing;
   };
 
-  const timer = setInterval(() => void flush(), FLUSH_EVERY_MS);
+  const timer = setInterval(() => void flush(), flushEveryMs);
   timer.unref();
 
   return {
