@@ -75,7 +75,7 @@ export interface Config {
   shutdownDrainMs?: number | undefined;
   /**
    * OpenTelemetry traces, asked for by the SDK's own variables (readTracing): a SERVER span per
-   * request and a CLIENT span per query, exported over OTLP/HTTP (src/telemetry/tracing.ts).
+   * request and a CLIENT span per query, exported over OTLP/HTTP (src/features/tracing/tracing.ts).
    * Undefined (the default): nothing of OpenTelemetry is loaded, no cost per request.
    */
   tracing?: TracingConfig | undefined;

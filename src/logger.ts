@@ -18,7 +18,7 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
 
 /**
  * `logger`'s child whose every line also carries what `fields()` returns at that moment, when it
- * returns anything (tracing: the active span's ids, src/telemetry/tracing.ts). A child, so the
+ * returns anything (tracing: the active span's ids, src/features/tracing/tracing.ts). A child, so the
  * logger passed in is untouched: without tracing, a line costs what it always did.
  */
 export function withContextFields(logger: Logger, fields: () => Readonly<Record<string, string>> | undefined): Logger {

@@ -24,7 +24,7 @@ import { createDeprecatedCallLog, deprecatedCallListener } from './features/depr
 import { startIdempotencyPurge } from './features/exactlyOnce/purge.js';
 import { traceQueries } from './store/queries/prepared.js';
 import { readSecret } from './store/secrets.js';
-import type { Tracing } from './telemetry/tracing.js';
+import type { Tracing } from './features/tracing/tracing.js';
 
 export interface RunningServer {
   /** `http://host:port`, without the base path. */
@@ -82,7 +82,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Traces only when the OpenTelemetry variables ask for them: the SDK is loaded then and only then.
   let tracing: Tracing | undefined;
   if (config.tracing !== undefined) {
-    const { startTracing } = await import('./telemetry/tracing.js');
+    const { startTracing } = await import('./features/tracing/tracing.js');
     tracing = startTracing({ config: config.tracing, document, logger: options.logger });
   }
   // Traced, every line logged inside a request's span carries its trace and span ids.

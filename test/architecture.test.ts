@@ -85,10 +85,8 @@ const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly 
   { layer: 'pipeline', files: /^src\/pipeline\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'transport', 'features', 'pipeline'] },
   // Optional guarantees, one folder each, with their stage: the list puts them in (and the stage type is the pipeline's).
   { layer: 'features', files: /^src\/features\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'store', 'features'] },
-  // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
-  { layer: 'telemetry', files: /^src\/telemetry\//, mayImport: ['shared', 'errors', 'core', 'store', 'http', 'pipeline', 'features', 'telemetry'] },
   // Composes everything: the only modules that may import every layer.
-  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'transport', 'pipeline', 'features', 'telemetry', 'composition'] },
+  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'transport', 'pipeline', 'features', 'composition'] },
 ];
 
 function layerOf(file: string): (typeof LAYERS)[number] | undefined {
@@ -135,7 +133,8 @@ describe('architecture', () => {
     ['pg', /^src\/store\/database\.ts$/],
     ['pino', /^src\/logger\.ts$/],
     ['prom-client', /^src\/features\/metrics\/metrics\.ts$/],
-    ['@opentelemetry', /^src\/telemetry\/tracing\.ts$/],
+    // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
+    ['@opentelemetry', /^src\/features\/tracing\/tracing\.ts$/],
   ];
   it.each(owners)('%s is imported only where it is adapted', (library, owner) => {
     const users = runtime.filter((file) => importsOf(file).some((s) => s === library || s.startsWith(`${library}/`)));

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (src/telemetry/tracing.ts), turned on by the SDK's own variables and sent
+ * OpenTelemetry traces (src/features/tracing/tracing.ts), turned on by the SDK's own variables and sent
  * over OTLP/HTTP to a real receiver on a local port, decoded as a collector would:
  * - each request is a SERVER span named and attributed by the HTTP conventions, continuing the
  *   caller's `traceparent`; each query of it a CLIENT span under it, by the database conventions,
@@ -45,7 +45,7 @@ describe('which variables turn traces on (src/config.ts, the SDK\'s own names)',
 
 describe('the query summary (the database conventions\' "Generating a summary of the query")', () => {
   it('each operation and each table it names, in order; no literal, no placeholder', async () => {
-    const { summarise } = await import('../src/telemetry/tracing.js');
+    const { summarise } = await import('../src/features/tracing/tracing.js');
     expect(summarise('select "id", "name" from "pets" where "id" = ?')).toEqual({ summary: 'SELECT pets', operation: 'SELECT', collection: 'pets' });
     expect(summarise('insert into "pets" ("name") values (?) returning "id"')).toEqual({ summary: 'INSERT pets', operation: 'INSERT', collection: 'pets' });
     expect(summarise("select page, exists(select 1 from pets p where p.id > agg.last_id) from (select json_group_array(json_object('id', id)) as page from (select id from pets where status = ? limit cast(? as integer)) as r) as agg")).toEqual({

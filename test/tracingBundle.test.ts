@@ -1,6 +1,6 @@
 /**
  * Traces from the server exactly as `npm start` runs it: the esbuild bundle, where OpenTelemetry
- * lives in lazy chunks of its own (src/server.ts imports src/telemetry/tracing.ts only when the
+ * lives in lazy chunks of its own (src/server.ts imports src/features/tracing/tracing.ts only when the
  * variables ask). Without the variables none of those chunks is even read; with them the spans of
  * a request reach a local OTLP/HTTP receiver when SIGTERM stops the server. (The sources' run is
  * test/tracing.test.ts; a bundle can differ: a dynamic import of a CommonJS package there has no

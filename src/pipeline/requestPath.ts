@@ -5,7 +5,7 @@
  *   transport        src/transport/listen.ts: the listener, connections and their bound, node:http's
  *                    own refusals (src/transport/clientError.ts), the drain at shutdown
  *   exchange         src/http/exchange.ts: the request id, the body's framing, the log line
- *   [tracing]        src/telemetry/: with OTEL_* only, the whole path runs inside the request's span
+ *   [tracing]        src/features/tracing/: with OTEL_* only, the whole path runs inside the request's span
  *   [metrics]        src/features/metrics/: with METRICS_PORT only
  *   [cors]           src/features/cors/: with CORS_ORIGINS only; answers a preflight
  *   probes           /healthz, /readyz (./lanes.ts)
@@ -91,7 +91,7 @@ export interface AppOptions {
   arrangeStages?: ((stages: Stage[]) => Stage[]) | undefined;
 }
 
-/** What the request path asks of tracing (src/telemetry/tracing.ts implements it). */
+/** What the request path asks of tracing (src/features/tracing/tracing.ts implements it). */
 export interface RequestTracing {
   /**
    * Starts the request's SERVER span (a child of the caller's `traceparent`, if any), ends it when

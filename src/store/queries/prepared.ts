@@ -46,7 +46,7 @@ export function directRunnerOf(db: object): DirectRunner | undefined {
 }
 
 /**
- * Wraps every run of one compiled query (tracing: a span per run, src/telemetry/tracing.ts), or
+ * Wraps every run of one compiled query (tracing: a span per run, src/features/tracing/tracing.ts), or
  * leaves it bare (undefined). Asked once per query, when it is compiled, with its SQL text: the
  * placeholders are in it, never a bound value. A database without one compiles bare queries, so
  * tracing off costs nothing per query.

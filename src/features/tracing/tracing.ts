@@ -68,15 +68,15 @@ import {
   ATTR_USER_AGENT_ORIGINAL,
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from '@opentelemetry/semantic-conventions';
-import { redactApiKeys } from '../auth/apiKey.js';
-import type { TracingConfig } from '../config.js';
-import type { RequestTracing } from '../pipeline/requestPath.js';
-import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../http/conventions.js';
-import type { Exchange } from '../http/exchange.js';
-import { withContextFields, type Logger } from '../logger.js';
-import type { OpenApiDocument } from '../spec.js';
-import type { QueryTracer } from '../store/queries/prepared.js';
-import type { Dialect } from '../store/schema.js';
+import { redactApiKeys } from '../../auth/apiKey.js';
+import type { TracingConfig } from '../../config.js';
+import type { RequestTracing } from '../../pipeline/requestPath.js';
+import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';
+import type { Exchange } from '../../http/exchange.js';
+import { withContextFields, type Logger } from '../../logger.js';
+import type { OpenApiDocument } from '../../spec.js';
+import type { QueryTracer } from '../../store/queries/prepared.js';
+import type { Dialect } from '../../store/schema.js';
 
 export interface TracingOptions {
   config: TracingConfig;
