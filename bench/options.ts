@@ -1,7 +1,7 @@
 /** `npm run bench` flags: the help text, and the options a run reads (written to the results file as they are). */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { LOAD_GENERATORS, type LoadGenerator } from './load.js';
 import { wrkInstalled } from './wrk.js';
 

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { png } from '../scripts/lib/png.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import type { Scenario } from './scenarios.js';
 import { auth } from './targets.js';
 

@@ -8,7 +8,7 @@
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { cleanup, cleanupNow, makeTempDir } from './cleanup.js';
 import { summariseProfile, type Share } from './cpuProfile.js';
 import { parseCommandLine } from './options.js';

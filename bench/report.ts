@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, relative } from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import type { LoadGenerator, RunResult } from './load.js';
 import type { Memory } from './measure.js';
 import type { BenchOptions } from './options.js';

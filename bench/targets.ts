@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { ensureBundle, npmStartCommand } from '../scripts/lib/bundle.js';
 import { track } from './cleanup.js';
 import type { BenchOptions } from './options.js';

@@ -10,7 +10,7 @@
 import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { SERVER_BUNDLE } from './lib/bundle.js';
 import { commandLine } from './lib/commandLine.js';
 

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { buildClientPackage } from './lib/client/clientPackage.js';
 import { commandLine, fail, usageError } from './lib/commandLine.js';
 import { parseVersion } from './lib/contract/releases.js';

@@ -27,7 +27,7 @@ import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { tsImport } from 'tsx/esm/api';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { commandLine, fail } from './lib/commandLine.js';
 
 const HELP = `Usage: npm run dev

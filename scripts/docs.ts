@@ -38,7 +38,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
+import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/shared/paths.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { contractChanges } from './lib/contract/contractChanges.js';
 import { releasesIn, type Release } from './lib/contract/releases.js';

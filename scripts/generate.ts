@@ -21,8 +21,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { projectRoot } from '../src/paths.js';
-import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/spec.js';
+import { projectRoot } from '../src/shared/paths.js';
+import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/shared/spec.js';
 import { clientSources, generatedHeader } from './lib/client/clientSources.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { duplicatedKeyAdvice, duplicatedKeys } from './lib/duplicateKeys.js';
@@ -49,8 +49,8 @@ const root = projectRoot;
 const specPath = join(root, 'spec', 'openapi.yaml');
 
 function stub(operationId: string, method: string, path: string, summary: string): string {
-  return `import type { Handler } from '../src/contract.js';
-import { notImplemented } from '../src/contract.js';
+  return `import type { Handler } from '../src/core/contract.js';
+import { notImplemented } from '../src/core/contract.js';
 
 /**
  * ${operationId}: ${method.toUpperCase()} ${path}${summary ? ` (${summary})` : ''}.
@@ -64,7 +64,7 @@ export const ${operationId}: Handler<'${operationId}'> = async () => notImplemen
 /** The handler map, in the spec's order: a handler missing or answering what the spec does not declare fails tsc here. */
 function handlersModule(operations: readonly OperationInfo[]): string {
   const imports = operations.map((op) => `import { ${op.operationId} } from '../handlers/${op.operationId}.js';`);
-  return `${HEADER}import type { Handlers } from '../src/contract.js';
+  return `${HEADER}import type { Handlers } from '../src/core/contract.js';
 ${imports.join('\n')}
 
 /** One handler per operationId of the spec (handlers/<operationId>.ts). */

@@ -10,7 +10,7 @@
 import { execFile, spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { duplicatedKeyAdvice, duplicatedKeys } from './lib/duplicateKeys.js';
 import { isRedoclyNoticeLine, redocly, redoclyEnv } from './lib/redocly.js';

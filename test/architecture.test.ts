@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { cruise, type ICruiseResult } from 'dependency-cruiser';
+import { cruise, type ICruiseResult, type IForbiddenRuleType } from 'dependency-cruiser';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -27,19 +27,61 @@ function importsOf(file: string): string[] {
 const runtime = [...sources('src'), ...sources('handlers')];
 
 /**
- * The import graph of the modules under `folders` (paths relative to the project), with
- * dependency-cruiser's `no-circular` rule applied. Type-only imports are kept
- * (`tsPreCompilationDeps`): the compiler erases them, but they tie layers together all the same.
+ * The layers, lowest first: each is a folder, and which layers it may import (its own always).
+ * The composition root is the files directly in src/ (src/server.ts, src/main.ts).
  */
-async function importGraph(folders: readonly string[]): Promise<ICruiseResult> {
+const LAYERS: ReadonlyArray<{ layer: string; folder: string; mayImport: readonly string[] }> = [
+  // The spec's types and the Error bodies' builders, configuration, logging, reading the spec, which errors mean an outage.
+  { layer: 'shared', folder: 'src/shared', mayImport: [] },
+  // The error catalog: every code's status, body, headers and wording, and the one Refusal.
+  { layer: 'errors', folder: 'src/errors', mayImport: ['shared'] },
+  // The handler contract and what it hands to handlers (cursors, merge patch); API keys' format.
+  { layer: 'core', folder: 'src/core', mayImport: ['shared', 'errors'] },
+  { layer: 'handlers', folder: 'handlers', mayImport: ['core'] },
+  { layer: 'store', folder: 'src/store', mayImport: ['shared', 'core'] },
+  { layer: 'auth', folder: 'src/auth', mayImport: ['shared', 'core'] },
+  // The request path's building blocks: the exchange, the body readers, the responder, Express.
+  { layer: 'http', folder: 'src/http', mayImport: ['shared', 'errors', 'core', 'auth'] },
+  // The listener, its connections, node:http's own refusals, the drain at shutdown.
+  { layer: 'transport', folder: 'src/transport', mayImport: ['shared', 'errors', 'http'] },
+  // The stages, their runner and their order (src/pipeline/requestPath.ts).
+  { layer: 'pipeline', folder: 'src/pipeline', mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'transport', 'features'] },
+  // Optional guarantees, one folder each, with their stage (the stage type is the pipeline's) and their tables.
+  { layer: 'features', folder: 'src/features', mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'store'] },
+];
+const COMPOSITION = /^src\/[^/]+\.ts$/;
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const under = (folders: readonly string[]) => `^(${folders.map(escape).join('|')})/`;
+
+/**
+ * One dependency-cruiser rule per layer: from its folder, nothing outside its own and the folders
+ * it may import. `base` puts the same folders under another root (the fixture below).
+ */
+function layerRules(base = ''): IForbiddenRuleType[] {
+  const folderOf = (name: string) => `${base}${LAYERS.find((l) => l.layer === name)?.folder ?? name}`;
+  return LAYERS.map(({ layer, mayImport }) => ({
+    name: `layer-${layer}`,
+    severity: 'error',
+    from: { path: under([folderOf(layer)]) },
+    to: { pathNot: under([layer, ...mayImport].map(folderOf)) },
+  }));
+}
+
+/**
+ * The import graph of the modules under `folders` (paths relative to the project), with
+ * dependency-cruiser's `no-circular` rule and the layers' rules applied. Type-only imports are
+ * kept (`tsPreCompilationDeps`): the compiler erases them, but they tie layers together all the same.
+ */
+async function importGraph(folders: readonly string[], rules: IForbiddenRuleType[] = layerRules()): Promise<ICruiseResult> {
   const { output } = await cruise(
     [...folders],
     {
       baseDir: root,
       tsPreCompilationDeps: true,
-      includeOnly: `^(${folders.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})/`,
+      includeOnly: under(folders),
       validate: true,
-      ruleSet: { forbidden: [{ name: 'no-circular', severity: 'error', from: {}, to: { circular: true } }] },
+      ruleSet: { forbidden: [{ name: 'no-circular', severity: 'error', from: {}, to: { circular: true } }, ...rules] },
     },
     {},
     { tsConfig: extractTSConfig(join(root, 'tsconfig.json')) },
@@ -62,42 +104,11 @@ function cyclesIn(graph: ICruiseResult): string[] {
   return [...cycles].sort();
 }
 
-/**
- * The layers, and which each may import (its own included). A module is in the first layer whose
- * pattern matches its path; test 'every module is in a layer' keeps the table complete.
- */
-const LAYERS: ReadonlyArray<{ layer: string; files: RegExp; mayImport: readonly string[] }> = [
-  // The spec's types, configuration, logging, reading the spec, and which errors mean an outage.
-  // src/http/bodies/mergePatch.ts: RFC 7396 for handlers (through src/contract.ts); it imports nothing.
-  { layer: 'shared', files: /^src\/((paths|config|logger|spec|schemas|unavailable|instant|images)|http\/bodies\/mergePatch)\.ts$/, mayImport: ['shared'] },
-  // The error catalog: every code's status, body, headers and wording, and the one Refusal.
-  { layer: 'errors', files: /^src\/errors\//, mayImport: ['shared', 'errors'] },
-  // The handler contract and what it hands to handlers: the store's interface, cursors; API keys' format.
-  { layer: 'core', files: /^src\/(contract|cursor|store\/types|auth\/apiKey)\.ts$/, mayImport: ['shared', 'errors', 'core'] },
-  { layer: 'handlers', files: /^handlers\//, mayImport: ['core', 'handlers'] },
-  { layer: 'store', files: /^src\/store\//, mayImport: ['shared', 'core', 'store'] },
-  { layer: 'auth', files: /^src\/auth\//, mayImport: ['shared', 'core', 'auth'] },
-  // Transport and the request path's building blocks: the exchange, the body reader, the responder, Express.
-  { layer: 'http', files: /^src\/http\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http'] },
-  // The listener, its connections, node:http's own refusals, the drain at shutdown.
-  { layer: 'transport', files: /^src\/transport\//, mayImport: ['shared', 'errors', 'http', 'transport'] },
-  // The stages, their runner and their order (src/pipeline/requestPath.ts).
-  { layer: 'pipeline', files: /^src\/pipeline\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'transport', 'features', 'pipeline'] },
-  // Optional guarantees, one folder each, with their stage: the list puts them in (and the stage type is the pipeline's).
-  { layer: 'features', files: /^src\/features\//, mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'store', 'features'] },
-  // Composes everything: the only modules that may import every layer.
-  { layer: 'composition', files: /^src\/(server|main)\.ts$/, mayImport: ['shared', 'errors', 'core', 'handlers', 'store', 'auth', 'http', 'transport', 'pipeline', 'features', 'composition'] },
-];
-
-function layerOf(file: string): (typeof LAYERS)[number] | undefined {
-  return LAYERS.find((l) => l.files.test(file));
-}
-
 describe('architecture', () => {
   it('handlers import nothing but the typed contract (no Express, no SQL, no drivers)', () => {
     for (const file of sources('handlers')) {
       for (const spec of importsOf(file)) {
-        expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/[A-Za-z]+\.js|\.\.\/src\/contract\.js)$/);
+        expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/[A-Za-z]+\.js|\.\.\/src\/core\/contract\.js)$/);
       }
       expect(readFileSync(join(root, file), 'utf8'), file).not.toMatch(/\b(select|insert|update|delete)\s+(\*|into|from)\b/i);
     }
@@ -108,7 +119,7 @@ describe('architecture', () => {
     const read = (file: string) => readFileSync(join(root, file), 'utf8');
     // schemas.ts defines the body builders; src/errors/refusal.ts is the one caller.
     const builders = runtimeSources.filter((file) => /\b(errorBody|limitErrorBody|goneErrorBody|mediaErrorBody)\(/.test(read(file)));
-    expect(builders.sort()).toEqual(['src/errors/refusal.ts', 'src/schemas.ts']);
+    expect(builders.sort()).toEqual(['src/errors/refusal.ts', 'src/shared/schemas.ts']);
     const constructed = [...runtimeSources, ...sources('handlers')].filter((file) => /\bnew Refusal\(/.test(read(file)));
     expect(constructed).toEqual(['src/errors/refusal.ts']);
     // A second Error-shaped type or class in the request path is how six shapes grew before.
@@ -131,7 +142,7 @@ describe('architecture', () => {
     ['kysely', /^src\/(store|features\/(exactlyOnce|deprecation))\//],
     ['better-sqlite3', /^src\/store\/database\.ts$/],
     ['pg', /^src\/store\/database\.ts$/],
-    ['pino', /^src\/logger\.ts$/],
+    ['pino', /^src\/shared\/logger\.ts$/],
     ['prom-client', /^src\/features\/metrics\/metrics\.ts$/],
     // OpenTelemetry, loaded only when traces are on: it fills the hooks the request path and the store offer.
     ['@opentelemetry', /^src\/features\/tracing\/tracing\.ts$/],
@@ -154,42 +165,41 @@ describe('architecture', () => {
       expect(unresolved).toEqual([]);
       // Type-only imports are in the graph: server.ts takes the server's configuration as a type alone.
       const server = graph.modules.find((m) => m.source === 'src/server.ts');
-      expect(server?.dependencies.find((d) => d.resolved === 'src/config.ts')?.dependencyTypes).toContain('type-only');
+      expect(server?.dependencies.find((d) => d.resolved === 'src/shared/config.ts')?.dependencyTypes).toContain('type-only');
     });
 
     it('has no import cycle, type-only imports included', () => {
       expect(cyclesIn(graph)).toEqual([]);
     });
 
-    it('every module is in a layer, and imports only from the layers its own may import', () => {
-      const misplaced: string[] = [];
-      for (const module of graph.modules) {
-        const from = layerOf(module.source);
-        if (!from) {
-          misplaced.push(`${module.source} is in no layer`);
-          continue;
-        }
-        for (const dependency of module.dependencies) {
-          const to = layerOf(dependency.resolved);
-          if (!to || !from.mayImport.includes(to.layer)) misplaced.push(`${module.source} (${from.layer}) imports ${dependency.resolved} (${to?.layer ?? 'no layer'})`);
-        }
-      }
+    it('every module is in a layer folder (or is the composition root), and imports only from the layers its own may import', () => {
+      const homeless = graph.modules.map((m) => m.source).filter((source) => !COMPOSITION.test(source) && !LAYERS.some(({ folder }) => source.startsWith(`${folder}/`)));
+      expect(homeless).toEqual([]);
+      const misplaced = graph.summary.violations.filter((v) => v.rule.name.startsWith('layer-')).map((v) => `${v.from} (${v.rule.name}) imports ${v.to}`);
       expect(misplaced).toEqual([]);
     });
+
   });
 
   // generated/ is outside the graph: it lists the modules of a folder (`npm run generate`), and
   // reaches a layer only the way the one that imports it may.
   it('the generated lists import only their folder, and the handler contract takes the stores as types alone', () => {
     const lists: Array<[string, RegExp]> = [
-      ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9]+\.js|\.\.\/src\/contract\.js)$/],
+      ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9]+\.js|\.\.\/src\/core\/contract\.js)$/],
       ['generated/stores.ts', /^\.\.\/src\/store\/(resources\/[A-Za-z0-9]+|resource)\.js$/],
       ['generated/migrations.ts', /^\.\.\/src\/store\/(migrations\/\d{4}_[a-z0-9_]+|migrationSql)\.js$/],
     ];
     for (const [file, allowed] of lists) for (const spec of importsOf(file)) expect(spec, `${file} imports ${spec}`).toMatch(allowed);
-    expect(readFileSync(join(root, 'src/contract.ts'), 'utf8')).toMatch(/^import type \{ Stores \} from '\.\.\/generated\/stores\.js';$/m);
+    expect(readFileSync(join(root, 'src/core/contract.ts'), 'utf8')).toMatch(/^import type \{ Stores \} from '\.\.\/\.\.\/generated\/stores\.js';$/m);
     const users = runtime.filter((file) => importsOf(file).some((spec) => spec.endsWith('/generated/stores.js')));
-    expect(users.sort()).toEqual(['src/contract.ts', 'src/server.ts']);
+    expect(users.sort()).toEqual(['src/core/contract.ts', 'src/server.ts']);
+  });
+
+  it('the same layer rules report an import against the layers (test/fixtures/architecture/layers: src/shared/ importing src/core/) and pass the one along them', async () => {
+    const base = 'test/fixtures/architecture/layers/';
+    const fixture = await importGraph([base.slice(0, -1)], layerRules(base));
+    expect(fixture.modules).toHaveLength(3);
+    expect(fixture.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`)).toEqual([`layer-shared: ${base}src/shared/spec.ts → ${base}src/core/contract.ts`]);
   });
 
   it('the same cycle check reports a cycle closed by type-only imports with .js specifiers (test/fixtures/architecture/cycle)', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/shared/logger.js';
 import { startServer } from '../src/server.js';
 import { countPets, describeEachTarget, testConfig } from './support/server.js';
 

@@ -11,10 +11,10 @@ import type { KeyVerdict } from '../src/auth/keyCache.js';
 import type { Refusal } from '../src/errors/refusal.js';
 import { beginExchange, type Exchange } from '../src/http/exchange.js';
 import { createOpenApiBackend } from '../src/http/validation.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/shared/logger.js';
 import { authenticateStage } from '../src/pipeline/authenticate.js';
 import { authorize } from '../src/pipeline/authorize.js';
-import type { OpenApiDocument } from '../src/spec.js';
+import type { OpenApiDocument } from '../src/shared/spec.js';
 
 const ok = { '200': { description: 'ok' } };
 const document = {

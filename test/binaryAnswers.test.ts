@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../generated/handlers.js';
-import type { Handlers } from '../src/contract.js';
-import { BinaryBody } from '../src/schemas.js';
-import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import type { Handlers } from '../src/core/contract.js';
+import { BinaryBody } from '../src/shared/schemas.js';
+import { loadBundledSpec, type OpenApiDocument } from '../src/shared/spec.js';
 import { injectable, type Injectable } from './support/inject.js';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 9, 8, 7]);

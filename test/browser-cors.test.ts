@@ -22,7 +22,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { SANDBOX_TOKEN } from '../src/auth/sandboxToken.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import type { ScenarioResult } from './fixtures/cors-page/page.js';
 import { addPets, startTestServer, type TestServer } from './support/server.js';
 

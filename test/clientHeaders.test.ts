@@ -25,7 +25,7 @@ import { nextLink } from '../client/index.js';
 import { parseLinkTargets } from '../client/linkHeader.js';
 import { readResponseHeaders } from '../client/responseHeaders.js';
 import { HEADER_KINDS, responseHeadersOf } from '../scripts/lib/client/responseHeaders.js';
-import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import { loadBundledSpec, type OpenApiDocument } from '../src/shared/spec.js';
 import type { HeadersResult } from './fixtures/headers-page/page.js';
 import { compile, compileCases, diagnosticText as text } from './support/compile.js';
 import { addPets, startTestServer, type TestServer } from './support/server.js';

@@ -19,7 +19,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { compileCases, compilerOptionsOf } from './support/compile.js';
 import { consumerWithTarball, LIST_PETS_APP, type Consumer } from './support/clientConsumer.js';
 import { copyProject, replaceOnce, runCommand } from './support/projectCopy.js';

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltClient } from '../scripts/lib/client/clientPackage.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { buildWorkingClient, emptyProject, npm } from './support/clientConsumer.js';
 
 const run = promisify(execFile);

@@ -15,7 +15,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main as conformanceMain } from '../scripts/lib/conformance/conformanceCommand.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { addPets, startTestServer, type Target, type TestServer } from './support/server.js';
 

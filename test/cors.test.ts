@@ -8,11 +8,11 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, stopProcess } from '../scripts/lib/processes.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/shared/config.js';
 import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from '../src/features/cors/cors.js';
 import { createOpenApiBackend } from '../src/http/validation.js';
-import { projectRoot } from '../src/paths.js';
-import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import { projectRoot } from '../src/shared/paths.js';
+import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../src/shared/spec.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 const PAGE = 'http://localhost:5173';

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/paths.js';
+import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../src/shared/paths.js';
 import { startTestServer } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bundledSpecPath, docsPath, projectRoot } from '../src/paths.js';
+import { bundledSpecPath, docsPath, projectRoot } from '../src/shared/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { startTestServer, type TestServer } from './support/server.js';
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { duplicatedKeyAdvice, duplicatedKeys } from '../scripts/lib/duplicateKeys.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 
 describe('duplicatedKeys', () => {
   it('finds a schema pasted under a name the spec has, with both lines and the mapping, and says to rename it and its $refs', () => {

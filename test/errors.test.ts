@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../generated/handlers.js';
 import { resources, type Stores } from '../generated/stores.js';
-import { createCursorCodec } from '../src/cursor.js';
+import { createCursorCodec } from '../src/core/cursor.js';
 import { createApp, type App } from '../src/pipeline/requestPath.js';
-import { createLogger } from '../src/logger.js';
-import { loadBundledSpec } from '../src/spec.js';
+import { createLogger } from '../src/shared/logger.js';
+import { loadBundledSpec } from '../src/shared/spec.js';
 import { inProcessFetch, type InProcessFetch } from './support/inject.js';
 import { describeEachTarget } from './support/server.js';
 
@@ -196,7 +196,7 @@ describe('an answer that breaks the contract', () => {
     expect(response.status).toBe(500);
     const body = (await response.json()) as { message: string };
     expect(body.message).toContain('getPet 404: the body is not an Error body of the contract');
-    expect(body.message).toContain('answer an Error body with status 404 (errorBody in src/contract.ts)');
+    expect(body.message).toContain('answer an Error body with status 404 (errorBody in src/core/contract.ts)');
     expect(body.message).toContain('no body, but the spec declares content for this status');
     expect(app.violations.splice(0)).toEqual([expect.objectContaining({ operationId: 'getPet', status: 404 })]);
     expect(logs.join('\n')).toContain('getPet 404: the body is not an Error body of the contract');

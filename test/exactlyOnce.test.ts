@@ -16,9 +16,9 @@ import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../generated/handlers.js';
 import { migrations } from '../generated/migrations.js';
-import type { Handlers } from '../src/contract.js';
-import { BinaryBody } from '../src/schemas.js';
-import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import type { Handlers } from '../src/core/contract.js';
+import { BinaryBody } from '../src/shared/schemas.js';
+import { loadBundledSpec, type OpenApiDocument } from '../src/shared/spec.js';
 import { injectable, type Injectable } from './support/inject.js';
 
 const keyed = { $ref: '#/components/parameters/IdempotencyKey' };

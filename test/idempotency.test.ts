@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/shared/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { KEY_RETENTION_MS, purgeIdempotencyKeys } from '../src/features/exactlyOnce/purge.js';

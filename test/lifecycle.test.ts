@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processGroupAlive, startProcess, type RunningProcess } from '../scripts/lib/processes.js';
 import { bundledServerArgs, ensureBundle, root, withBuildLock } from '../scripts/lib/bundle.js';
-import { SERVED_ORIGIN_PLACEHOLDER } from '../src/paths.js';
+import { SERVED_ORIGIN_PLACEHOLDER } from '../src/shared/paths.js';
 import { createScratchDatabase } from '../scripts/lib/scratchDatabase.js';
 import pg from 'pg';
 

@@ -8,7 +8,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/shared/config.js';
 import { addPets, startTestServer, type Target, type TestServer } from './support/server.js';
 
 interface Sample {

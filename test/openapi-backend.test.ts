@@ -7,7 +7,7 @@
  * validators). In process, no HTTP.
  */
 import { describe, expect, it } from 'vitest';
-import type { OpenApiDocument } from '../src/spec.js';
+import type { OpenApiDocument } from '../src/shared/spec.js';
 import { createOpenApiBackend, detailsOf } from '../src/http/validation.js';
 
 const integer = { type: 'integer', minimum: 1 };

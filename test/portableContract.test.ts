@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { comparePatterns } from '../scripts/lib/contract/patternScope.js';
 import { MAX_REQUEST_HEAD_BYTES } from '../src/transport/clientError.js';
-import { loadBundledSpec } from '../src/spec.js';
+import { loadBundledSpec } from '../src/shared/spec.js';
 import { runGate } from './support/gate.js';
 import { startTestServer, type TestServer } from './support/server.js';
 

@@ -17,7 +17,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/shared/logger.js';
 import { startServer } from '../src/server.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openPostgres } from '../src/store/database.js';

@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../src/paths.js';
-import { loadBundledSpec } from '../src/spec.js';
+import { projectRoot } from '../src/shared/paths.js';
+import { loadBundledSpec } from '../src/shared/spec.js';
 import { freePort, isListening, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../scripts/lib/processes.js';
 import { at } from './support/json.js';
 

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, isListening, processGroupAlive, startProcess, waitForPort, type RunningProcess } from '../scripts/lib/processes.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/shared/paths.js';
 
 const HOST = '127.0.0.1';
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-scripts-'));

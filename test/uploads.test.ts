@@ -8,7 +8,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadBundledSpec, type OpenApiDocument } from '../src/spec.js';
+import { loadBundledSpec, type OpenApiDocument } from '../src/shared/spec.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 const PART_LIMIT = 1024 * 1024;

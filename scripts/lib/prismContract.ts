@@ -4,7 +4,7 @@
  * the base path in its paths. Kept apart from scripts/mock.ts so the Prism proxy tests can derive
  * the same copy without starting the mock.
  */
-import { basePathOf, type OpenApiDocument } from '../../src/spec.js';
+import { basePathOf, type OpenApiDocument } from '../../src/shared/spec.js';
 import { useExampleFiles } from './mockFiles.js';
 import { isNode, operationsOf, resolveRef } from './operations.js';
 
@@ -119,7 +119,7 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
   const withoutHeaders = (response: unknown, status: string, deprecated: boolean) => {
     const headers = isNode(response) && isNode(response.headers) ? response.headers : undefined;
     if (!headers) return;
-    // A deprecated operation's Link is its deprecation link (src/contract.ts reads it so too).
+    // A deprecated operation's Link is its deprecation link (src/core/contract.ts reads it so too).
     if (!deprecated) delete headers.Link;
     delete headers['Idempotent-Replayed'];
     if (status !== '429') {

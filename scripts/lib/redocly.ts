@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/shared/paths.js';
 
 export const redocly = join(projectRoot, 'node_modules', '.bin', 'redocly');
 /** Redocly CLI without telemetry or the update check (which would ask the npm registry). */

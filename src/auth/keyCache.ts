@@ -1,4 +1,4 @@
-import { hashApiKey, isWellFormedApiKey } from './apiKey.js';
+import { hashApiKey, isWellFormedApiKey } from '../core/apiKey.js';
 
 /**
  * A key check's answer: the caller, for a valid key (an opaque id of the key, the SHA-256 the key

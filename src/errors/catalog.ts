@@ -10,7 +10,7 @@
  * The typed record below is the compile-time half of that check: a code added to the spec's
  * enumerations is a type error here until it has its entry.
  */
-import type { ErrorBody, ErrorCode, GoneErrorCode, LimitErrorCode, MediaErrorCode } from '../schemas.js';
+import type { ErrorBody, ErrorCode, GoneErrorCode, LimitErrorCode, MediaErrorCode } from '../shared/schemas.js';
 
 export type Code = ErrorCode | LimitErrorCode | GoneErrorCode | MediaErrorCode;
 export type Detail = NonNullable<ErrorBody['details']>[number];

@@ -7,7 +7,7 @@
  * add_error_handler, so the Error body, its headers and what happens to an unread request body
  * are decided once. A handler answers an Error as one of its typed results: errorResult.
  */
-import { errorBody, goneErrorBody, limitErrorBody, mediaErrorBody, type ErrorBody, type GoneErrorBody, type GoneErrorCode, type LimitErrorBody, type LimitErrorCode, type MediaErrorBody, type MediaErrorCode } from '../schemas.js';
+import { errorBody, goneErrorBody, limitErrorBody, mediaErrorBody, type ErrorBody, type GoneErrorBody, type GoneErrorCode, type LimitErrorBody, type LimitErrorCode, type MediaErrorBody, type MediaErrorCode } from '../shared/schemas.js';
 import { CATALOG, type Catalog, type Code, type Condition, type ConditionArgs, type Detail, type Entry, type Gone, type Headers, type StatusOf, type Wording } from './catalog.js';
 
 export class Refusal extends Error {

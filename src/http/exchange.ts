@@ -8,10 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Operation, ParsedRequest } from 'openapi-backend';
-import { API_KEY_PREFIX, redactApiKeys } from '../auth/apiKey.js';
+import { API_KEY_PREFIX, redactApiKeys } from '../core/apiKey.js';
 import type { Refusal } from '../errors/refusal.js';
 import type { DeclaredBody } from './bodies/declared.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../shared/logger.js';
 
 /**
  * Where the request body stands, so the answer knows whether something is left to drain:
@@ -56,7 +56,7 @@ export interface Exchange {
   result: AnyHandlerResult | undefined;
 }
 
-/** What any handler answers, untyped: src/contract.ts's HandlerResult<O> is the same per operation. */
+/** What any handler answers, untyped: src/core/contract.ts's HandlerResult<O> is the same per operation. */
 export interface AnyHandlerResult {
   status: number;
   body: unknown;

@@ -8,9 +8,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Operation } from 'openapi-backend';
 import parseRange from 'range-parser';
-import type { Logger } from '../logger.js';
-import { BinaryBody, JsonText } from '../schemas.js';
-import { isDatabaseUnavailable } from '../unavailable.js';
+import type { Logger } from '../shared/logger.js';
+import { BinaryBody, JsonText } from '../shared/schemas.js';
+import { isDatabaseUnavailable } from '../shared/unavailable.js';
 import { answerAfterBody } from './body.js';
 import { entityTag, entityTagOfDigest, ifNoneMatchMatches, ifRangeMatches, REVALIDATE } from './etag.js';
 import type { AnyHandlerResult, Exchange } from './exchange.js';

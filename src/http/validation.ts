@@ -6,8 +6,8 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
-import type { ErrorBody } from '../schemas.js';
-import type { OpenApiDocument } from '../spec.js';
+import type { ErrorBody } from '../shared/schemas.js';
+import type { OpenApiDocument } from '../shared/spec.js';
 import { isBinary, type DeclaredBody, type Schema } from './bodies/declared.js';
 import { useCanonicalNumerals } from './numerals.js';
 

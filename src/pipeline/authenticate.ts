@@ -11,7 +11,7 @@
  */
 import type { KeyVerdict } from '../auth/keyCache.js';
 import { refuse } from '../errors/refusal.js';
-import type { OpenApiDocument } from '../spec.js';
+import type { OpenApiDocument } from '../shared/spec.js';
 import type { Stage } from './stage.js';
 
 export interface KeyChecker {

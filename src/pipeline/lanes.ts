@@ -10,7 +10,7 @@ import type { Readiness } from '../transport/drain.js';
 import type { Exchange } from '../http/exchange.js';
 import { answerJson, type Responder } from '../http/respond.js';
 import type { WebLane } from '../http/web.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../shared/logger.js';
 import { ANSWERED, type Stage } from './stage.js';
 
 const READY_TIMEOUT_MS = 2000;

@@ -30,8 +30,8 @@
  * sandbox's reset route) or observe the list (the test), as Connexion's MiddlewarePosition.
  */
 import type { RequestListener } from 'node:http';
-import type { Brownout, CorsOrigins } from '../config.js';
-import type { HandlerDeps, Handlers } from '../contract.js';
+import type { Brownout, CorsOrigins } from '../shared/config.js';
+import type { HandlerDeps, Handlers } from '../core/contract.js';
 import { createCors, corsStage } from '../features/cors/cors.js';
 import { exactlyOnceStage, type ExactlyOnceOptions } from '../features/exactlyOnce/stage.js';
 import { Deprecations, deprecationStage, type DeprecatedCallListener } from '../features/deprecation/deprecation.js';
@@ -44,8 +44,8 @@ import { beginExchange, type Exchange } from '../http/exchange.js';
 import { createResponder } from '../http/respond.js';
 import { ResponseChecker, type ContractViolation } from '../http/responseChecker.js';
 import { createOpenApiBackend } from '../http/validation.js';
-import type { Logger } from '../logger.js';
-import { basePathOf, operationsOf, type OpenApiDocument } from '../spec.js';
+import type { Logger } from '../shared/logger.js';
+import { basePathOf, operationsOf, type OpenApiDocument } from '../shared/spec.js';
 import { answerStage } from './answer.js';
 import { authenticateStage, type KeyChecker } from './authenticate.js';
 import { authorize } from './authorize.js';

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { isDatabaseUnavailable } from '../unavailable.js';
+import { isDatabaseUnavailable } from '../shared/unavailable.js';
 import { redactUrl } from './databaseErrors.js';
 import { migrateToLatest, PostgresDialectWithTransactionLocks } from './migrate.js';
 import { runDirectly } from './queries/prepared.js';

@@ -6,7 +6,7 @@
  * sandbox never runs on PostgreSQL (it refuses DATABASE_URL).
  */
 import { sql } from 'kysely';
-import type { Pet } from '../schemas.js';
+import type { Pet } from '../shared/schemas.js';
 import type { DatabaseHandle } from './database.js';
 import type { NewPetRecord, Tables as PetTables } from './resources/pets.js';
 

@@ -10,7 +10,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../shared/logger.js';
 import { refuse, type Refusal } from '../errors/refusal.js';
 import { SECURITY_HEADERS } from '../http/securityHeaders.js';
 

@@ -13,7 +13,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../shared/logger.js';
 
 const LATEST_RESPONSE = Symbol('latest response');
 /** A connection and the response to its latest request (answered or not). */

@@ -5,7 +5,7 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../shared/logger.js';
 import { answerClientErrors, MAX_REQUEST_HEAD_BYTES, type CorsHeadersFor } from './clientError.js';
 import { trackConnections } from './connections.js';
 

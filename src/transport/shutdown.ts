@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../shared/logger.js';
 
 export interface Shutdown {
   /** Stops serving and closes what was opened (in-flight requests finish first). */

@@ -10,7 +10,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { loadBundledSpec, type OpenApiDocument } from '../../src/spec.js';
+import { loadBundledSpec, type OpenApiDocument } from '../../src/shared/spec.js';
 import { dereferenceDocument } from '../support/dereference.js';
 
 // ajv-formats ships CommonJS whose default export TypeScript sees one level deep.

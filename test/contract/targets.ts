@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { SANDBOX_TOKEN } from '../../src/auth/sandboxToken.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/shared/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp } from '../../scripts/lib/processes.js';
 import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
 import { startTestServer } from '../support/server.js';

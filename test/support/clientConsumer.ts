@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildClientPackage, type BuiltClient } from '../../scripts/lib/client/clientPackage.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/shared/paths.js';
 
 /** The package of the working contract (which the tests' checkout keeps equal to its release), built into `outDir`. */
 export async function buildWorkingClient(outDir: string): Promise<BuiltClient> {

@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import { inject as lightInject, type InjectOptions, type Response as InjectResponse } from 'light-my-request';
 import { handlers } from '../../generated/handlers.js';
 import { openStores } from '../../generated/stores.js';
-import type { HandlerDeps } from '../../src/contract.js';
-import { createCursorCodec } from '../../src/cursor.js';
-import { createLogger } from '../../src/logger.js';
+import type { HandlerDeps } from '../../src/core/contract.js';
+import { createCursorCodec } from '../../src/core/cursor.js';
+import { createLogger } from '../../src/shared/logger.js';
 import { createApp, type App, type AppOptions } from '../../src/pipeline/requestPath.js';
-import { loadBundledSpec } from '../../src/spec.js';
+import { loadBundledSpec } from '../../src/shared/spec.js';
 import { openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { inUnitOfWork } from '../../src/store/queries/unitOfWork.js';
 

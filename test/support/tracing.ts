@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 import { startProcess, type RunningProcess } from '../../scripts/lib/processes.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/shared/paths.js';
 
 export interface Received {
   path: string;

@@ -10,7 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
-import type { OpenApiDocument } from '../../../src/spec.js';
+import type { OpenApiDocument } from '../../../src/shared/spec.js';
 import { clientSources, generatedHeader } from './clientSources.js';
 import { parseVersion } from '../contract/releases.js';
 

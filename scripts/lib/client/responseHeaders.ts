@@ -5,7 +5,7 @@
  * per kind (client/headerValues.ts), so the vocabulary of kinds below is the contract between the
  * two, and client/generated/operations.ts repeats it as the `HeaderKind` type the client checks against.
  */
-import type { OpenApiDocument } from '../../../src/spec.js';
+import type { OpenApiDocument } from '../../../src/shared/spec.js';
 import { isNode, resolveRef, type Node } from '../operations.js';
 
 /** Every kind of header value the client can parse. A header of no known kind is `string`. */

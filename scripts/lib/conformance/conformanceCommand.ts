@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/shared/paths.js';
 import { CommandExit, exitStatus } from '../commandExit.js';
 import { parseCommandLine, type CommandOutput } from '../commandLine.js';
 import { isNode } from '../operations.js';

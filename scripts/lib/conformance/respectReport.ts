@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/shared/paths.js';
 import { isNode } from '../operations.js';
 
 export interface CheckResult {

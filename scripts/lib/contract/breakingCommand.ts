@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Diff } from 'api-smart-diff';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/shared/paths.js';
 import { CommandExit, exitStatus } from '../commandExit.js';
 import { componentOf, componentsUnder, contractDiffs, loadContract } from './contractDiff.js';
 import { releasesIn } from './releases.js';

@@ -4,7 +4,7 @@
  * pattern. ./changeLines.ts places them in an operation.
  */
 import type { Diff } from 'api-smart-diff';
-import { isoDay } from '../../../src/instant.js';
+import { isoDay } from '../../../src/shared/instant.js';
 import { isNode } from '../operations.js';
 import { comparePatterns, type PatternRelation } from './patternScope.js';
 

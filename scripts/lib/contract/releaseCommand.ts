@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isScalar, parseDocument } from 'yaml';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/shared/paths.js';
 import { buildClientPackage, tarballName } from '../client/clientPackage.js';
 import { CommandExit, exitStatus } from '../commandExit.js';
 import { redoclyEnv } from '../redocly.js';

@@ -10,7 +10,7 @@
  * (src/features/deprecation/), so on such a day it answers 410 for the whole day, and no client can
  * still get anything else from it; a sunset later in the day counts from the next day.
  */
-import { isoInstant } from '../../../src/instant.js';
+import { isoInstant } from '../../../src/shared/instant.js';
 import { isNode, operationsOf } from '../operations.js';
 import { loadContract } from './contractDiff.js';
 

@@ -6,7 +6,7 @@
  * `x-replacement`): when it goes away, what to call instead, and the brownouts before that, where
  * a reader meets the operation (Redoc shows only a badge).
  */
-import { isoDay } from '../../../src/instant.js';
+import { isoDay } from '../../../src/shared/instant.js';
 import { operationsOf } from '../operations.js';
 
 export type DocsDocument = {

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/shared/paths.js';
 import { redoclyOutput } from '../redocly.js';
 import type { DocsDocument } from './docsContract.js';
 import { DOCS_PAGE_CSP, scriptJson } from './docsHtml.js';

@@ -1,6 +1,6 @@
-import type { Brownout } from '../../config.js';
-import { isoInstant } from '../../instant.js';
-import type { OperationInfo } from '../../spec.js';
+import type { Brownout } from '../../shared/config.js';
+import { isoInstant } from '../../shared/instant.js';
+import type { OperationInfo } from '../../shared/spec.js';
 import type { Exchange } from '../../http/exchange.js';
 import { refuse, type Refusal } from '../../errors/refusal.js';
 import { setAhead } from '../../http/respond.js';

@@ -13,7 +13,7 @@ import type { Database, Dialect } from '../../store/schema.js';
  * and to one operation, so two callers, or one key on two operations, never meet.
  */
 export interface Claim {
-  /** The opaque id of the API key (src/contract.ts, HandlerRequest.caller). */
+  /** The opaque id of the API key (src/core/contract.ts, HandlerRequest.caller). */
   caller: string;
   operationId: string;
   key: string;

@@ -14,11 +14,11 @@ import { refuse } from '../../errors/refusal.js';
 import type { AnyHandlerResult, Exchange } from '../../http/exchange.js';
 import type { HandlerCall } from '../../pipeline/handle.js';
 import type { Stage } from '../../pipeline/stage.js';
-import { BinaryBody, JsonText } from '../../schemas.js';
+import { BinaryBody, JsonText } from '../../shared/schemas.js';
 import { createBatcher } from '../../store/queries/batcher.js';
 import type { Database, Dialect } from '../../store/schema.js';
 import { inUnitOfWork } from '../../store/queries/unitOfWork.js';
-import { isDatabaseUnavailable } from '../../unavailable.js';
+import { isDatabaseUnavailable } from '../../shared/unavailable.js';
 import { fingerprintOf } from './fingerprint.js';
 import { createKeyRecords, KeyRecordedMeanwhile, slotOf, type Claim, type Lookup, type RecordedAnswer } from './records.js';
 

@@ -29,7 +29,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { OpenApiDocument } from '../../spec.js';
+import type { OpenApiDocument } from '../../shared/spec.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';
 import type { Exchange } from '../../http/exchange.js';
 import { refuse } from '../../errors/refusal.js';

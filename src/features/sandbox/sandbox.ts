@@ -4,7 +4,7 @@
  * API's base path, which puts the seed animals back. Nothing here is on the production server's
  * request path.
  */
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../shared/logger.js';
 import { refuse } from '../../errors/refusal.js';
 import { answerJson, setAhead } from '../../http/respond.js';
 import { ANSWERED, type Stage } from '../../pipeline/stage.js';

@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry traces, loaded by src/server.ts only when the SDK's variables ask for them
- * (src/config.ts, readTracing): a SERVER span per request, a CLIENT span per database query under
+ * (src/shared/config.ts, readTracing): a SERVER span per request, a CLIENT span per database query under
  * it, exported over OTLP/HTTP by the SDK's batch span processor, and the active span's ids on every
  * log line written inside it. Nothing else imports OpenTelemetry, so with tracing off none of it is
  * loaded (test/tracing.test.ts from the sources, test/tracingBundle.test.ts in the bundle).
@@ -68,13 +68,13 @@ import {
   ATTR_USER_AGENT_ORIGINAL,
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from '@opentelemetry/semantic-conventions';
-import { redactApiKeys } from '../../auth/apiKey.js';
-import type { TracingConfig } from '../../config.js';
+import { redactApiKeys } from '../../core/apiKey.js';
+import type { TracingConfig } from '../../shared/config.js';
 import type { RequestTracing } from '../../pipeline/requestPath.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';
 import type { Exchange } from '../../http/exchange.js';
-import { withContextFields, type Logger } from '../../logger.js';
-import type { OpenApiDocument } from '../../spec.js';
+import { withContextFields, type Logger } from '../../shared/logger.js';
+import type { OpenApiDocument } from '../../shared/spec.js';
 import type { QueryTracer } from '../../store/queries/prepared.js';
 import type { Dialect } from '../../store/schema.js';
 

@@ -1,10 +1,10 @@
 /**
- * The animals: their table, and the store handlers reach as `deps.pets` (src/contract.ts), on
+ * The animals: their table, and the store handlers reach as `deps.pets` (src/core/contract.ts), on
  * either SQL dialect through one query path. Plain data in, plain data out: nothing of SQL leaves.
  */
 import { sql, type Generated, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { JsonText, type Pet, type PetStatus } from '../../schemas.js';
-import { isDatabaseUnavailable } from '../../unavailable.js';
+import { JsonText, type Pet, type PetStatus } from '../../shared/schemas.js';
+import { isDatabaseUnavailable } from '../../shared/unavailable.js';
 import { createBatcher } from '../queries/batcher.js';
 import { prepare, type Executor } from '../queries/prepared.js';
 import type { ResourceContext } from '../resource.js';

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withBasePathInPaths } from '../../../scripts/lib/prismContract.js';
-import { projectRoot } from '../../../src/paths.js';
-import { loadBundledSpec } from '../../../src/spec.js';
+import { projectRoot } from '../../../src/shared/paths.js';
+import { loadBundledSpec } from '../../../src/shared/spec.js';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../../../scripts/lib/processes.js';
 
 export interface ProxySpec {

@@ -6,7 +6,7 @@
  * handler serves them, so a body that is read and valid reaches the operation's 501 stub: what
  * these proofs look at is everything before that.
  */
-import type { OpenApiDocument } from '../../../src/spec.js';
+import type { OpenApiDocument } from '../../../src/shared/spec.js';
 
 export const PHOTO_LIMIT = 5_242_880;
 export const PHOTO_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const;

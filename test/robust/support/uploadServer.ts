@@ -4,11 +4,11 @@
  * ./fixtureServer.ts exactly as scripts/build.ts bundles src/main.ts, and run with npm start's node
  * flags, so the proofs measure the server's own request path, memory and timeouts.
  */
-import { loadConfig } from '../../../src/config.js';
-import { createLogger } from '../../../src/logger.js';
+import { loadConfig } from '../../../src/shared/config.js';
+import { createLogger } from '../../../src/shared/logger.js';
 import { startServer } from '../../../src/server.js';
 import { exitOnSignals } from '../../../src/transport/shutdown.js';
-import { loadBundledSpec } from '../../../src/spec.js';
+import { loadBundledSpec } from '../../../src/shared/spec.js';
 import { withUploadOperations } from './uploadOperations.js';
 
 const config = loadConfig();

@@ -4,19 +4,19 @@
  * declares for its operation; the compiler rejects any other status or body shape, and the
  * handler map must have exactly one handler per operation.
  */
-import type { operations } from '../generated/openapi.js';
+import type { operations } from '../../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
-import { errorResult } from './errors/refusal.js';
-import { FORMAT_NAMES, hasSignatureOf, isPhotoMediaType } from './images.js';
-import { BinaryBody, type JsonText, type Upload } from './schemas.js';
-import type { Stores } from '../generated/stores.js';
+import { errorResult } from '../errors/refusal.js';
+import { FORMAT_NAMES, hasSignatureOf, isPhotoMediaType } from '../shared/images.js';
+import { BinaryBody, type JsonText, type Upload } from '../shared/schemas.js';
+import type { Stores } from '../../generated/stores.js';
 
-// Handlers import this module alone (test/architecture.test.ts): what they need of ./schemas.ts,
-// ./images.ts and the error catalog (./errors/) is passed on.
+// Handlers import this module alone (test/architecture.test.ts): what they need of
+// src/shared/schemas.ts, src/shared/images.ts and the error catalog (src/errors/) is passed on.
 export { BinaryBody, errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType };
-export { applyMergePatch } from './http/bodies/mergePatch.js';
-export type { PhotoMediaType } from './images.js';
-export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, MediaErrorBody, MediaErrorCode, Schemas, Upload } from './schemas.js';
+export { applyMergePatch } from './mergePatch.js';
+export type { PhotoMediaType } from '../shared/images.js';
+export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, MediaErrorBody, MediaErrorCode, Schemas, Upload } from '../shared/schemas.js';
 
 export type OperationId = keyof operations;
 

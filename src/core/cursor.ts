@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
-import type { PetStatus } from './schemas.js';
+import type { PetStatus } from '../shared/schemas.js';
 
 /** Where a page ends, and the filter it was issued for. */
 export interface CursorPosition {

@@ -4,7 +4,7 @@
  * generated types, so the store, the cursors, the handler contract and the HTTP side can all
  * build on it without importing one another.
  */
-import type { components } from '../generated/openapi.js';
+import type { components } from '../../generated/openapi.js';
 
 export type Schemas = components['schemas'];
 export type Pet = Schemas['Pet'];
