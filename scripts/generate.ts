@@ -22,6 +22,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/shared/paths.js';
+import { MIGRATION_NAME, migrationFiles, type MigrationFile } from '../src/store/migrationFiles.js';
 import { operationsOf, type OpenApiDocument, type OperationInfo } from '../src/shared/spec.js';
 import { clientSources, generatedHeader } from './lib/client/clientSources.js';
 import { commandLine, fail } from './lib/commandLine.js';
@@ -111,18 +112,29 @@ export function openStores(context: ResourceContext): Stores {
 `;
 }
 
-/** Migrations by name (their file names), in the order they run. */
-function migrationsModule(names: readonly string[]): string {
+/** Migrations by name (their file names), in the order they run, from the store's folder and the features'. */
+function migrationsModule(files: readonly MigrationFile[]): string {
   const id = (name: string) => `m${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
-  const imports = names.map((name) => `import * as ${id(name)} from '../src/store/migrations/${name}.js';`);
-  return `${LIST_HEADER('src/store/migrations/')}import type { MigrationUp } from '../src/store/migrationSql.js';
+  const imports = files.map(({ name, folder }) => `import * as ${id(name)} from '../src/${folder}/${name}.js';`);
+  return `${LIST_HEADER('src/store/migrations/ and src/features/*/migrations/')}import type { MigrationUp } from '../src/store/migrationSql.js';
 ${imports.join('\n')}
 
-/** Every migration of src/store/migrations/ by its file name, in name order: the order they run in. */
+/** Every migration by its file name, in name order across the folders: the order they run in. */
 export const migrations: Record<string, { up: MigrationUp }> = {
-${names.map((name) => `  ${JSON.stringify(name)}: ${id(name)},`).join('\n')}
+${files.map(({ name }) => `  ${JSON.stringify(name)}: ${id(name)},`).join('\n')}
 };
 `;
+}
+
+/** The migrations, each named NNNN_what and each number once across the folders (they are one sequence). */
+function checkedMigrations(): MigrationFile[] {
+  const files = migrationFiles(join(root, 'src'));
+  const path = ({ name, folder }: MigrationFile) => `src/${folder}/${name}.ts`;
+  const misnamed = files.filter(({ name }) => !MIGRATION_NAME.test(name));
+  if (misnamed.length > 0) fail(`npm run generate: ${misnamed.map(path).join(', ')}: a migration is named NNNN_what_it_does.ts (four digits, then lower-case words joined by _), and runs in name order`);
+  const taken = files.filter((file, i) => files.some((other, j) => j !== i && other.name.slice(0, 4) === file.name.slice(0, 4)));
+  if (taken.length > 0) fail(`npm run generate: ${taken.map(path).join(', ')}: one number, two migrations; the store's and the features' folders are one sequence, so give the newer one the next free number`);
+  return files;
 }
 
 /**
@@ -151,7 +163,7 @@ const outputs = new Map<string, string>([
   ...[...client].map(([file, text]): [string, string] => [join(root, 'client', file), text]),
   [join(root, 'generated', 'handlers.ts'), handlersModule(operationsOf(document))],
   [join(root, 'generated', 'stores.ts'), storesModule(modulesIn('src/store/resources', /^[a-z][A-Za-z0-9]*$/, 'a resource module is named as handlers will reach it, `deps.<name>`: a camelCase identifier (orders.ts, petPhotos.ts)'))],
-  [join(root, 'generated', 'migrations.ts'), migrationsModule(modulesIn('src/store/migrations', /^\d{4}_[a-z0-9_]+$/, 'a migration is named NNNN_what_it_does.ts (four digits, then lower-case words joined by _), and runs in name order'))],
+  [join(root, 'generated', 'migrations.ts'), migrationsModule(checkedMigrations())],
 ]);
 
 // A handler is scaffolded only where none exists: never overwritten.

@@ -187,7 +187,8 @@ describe('architecture', () => {
     const lists: Array<[string, RegExp]> = [
       ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9]+\.js|\.\.\/src\/core\/contract\.js)$/],
       ['generated/stores.ts', /^\.\.\/src\/store\/(resources\/[A-Za-z0-9]+|resource)\.js$/],
-      ['generated/migrations.ts', /^\.\.\/src\/store\/(migrations\/\d{4}_[a-z0-9_]+|migrationSql)\.js$/],
+      // The store's migrations and each feature's, beside its code.
+      ['generated/migrations.ts', /^\.\.\/src\/(store\/migrations\/\d{4}_[a-z0-9_]+|features\/[A-Za-z]+\/migrations\/\d{4}_[a-z0-9_]+|store\/migrationSql)\.js$/],
     ];
     for (const [file, allowed] of lists) for (const spec of importsOf(file)) expect(spec, `${file} imports ${spec}`).toMatch(allowed);
     expect(readFileSync(join(root, 'src/core/contract.ts'), 'utf8')).toMatch(/^import type \{ Stores \} from '\.\.\/\.\.\/generated\/stores\.js';$/m);

@@ -11,6 +11,7 @@ import { createLogger } from '../src/shared/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { KEY_RETENTION_MS, purgeIdempotencyKeys } from '../src/features/exactlyOnce/purge.js';
+import type { Tables as RecordTables } from '../src/features/exactlyOnce/records.js';
 import { createSandboxStore } from '../src/store/sandbox.js';
 import { countPets, describeEachTarget, listAllPets, openTestStorage, targets, testConfig, type StorageHandle, type TestServer } from './support/server.js';
 
@@ -218,7 +219,7 @@ describe.each(targets)('Idempotency-Key records outlive the server and are purge
 
   it('the purge deletes records older than the retention and keeps newer ones; a purged key creates anew', async () => {
     const t = await start();
-    const { db } = storage.database;
+    const db = storage.database.db.withTables<RecordTables>();
     const oldKey = uniqueKey();
     const newKey = uniqueKey();
     const body = JSON.stringify({ name: 'Purge me', categoryId: 10 });
@@ -229,7 +230,7 @@ describe.each(targets)('Idempotency-Key records outlive the server and are purge
     const aged = new Date(Date.now() - KEY_RETENTION_MS - 60_000).toISOString();
     await db.updateTable('idempotency_records').set({ created_at: aged }).where('idempotency_key', '=', oldKey).execute();
 
-    const purged = await purgeIdempotencyKeys(db, new Date(Date.now() - KEY_RETENTION_MS));
+    const purged = await purgeIdempotencyKeys(storage.database.db, new Date(Date.now() - KEY_RETENTION_MS));
     expect(purged).toBe(1);
     const left = await db.selectFrom('idempotency_records').select('idempotency_key').where('idempotency_key', 'in', [oldKey, newKey]).execute();
     expect(left.map((r) => r.idempotency_key)).toEqual([newKey]);
@@ -245,11 +246,11 @@ describe.each(targets)('Idempotency-Key records outlive the server and are purge
   });
 
   it('the purge works in chunks through a backlog larger than one chunk', async () => {
-    const { db } = storage.database;
+    const db = storage.database.db.withTables<RecordTables>();
     const aged = new Date(Date.now() - KEY_RETENTION_MS - 60_000).toISOString();
     const rows = Array.from({ length: 1_234 }, (_, i) => ({ caller: 'backlog', operation_id: 'createPet', idempotency_key: `k${i}`, fingerprint: 'f', status: 201, headers: '{}', media_type: null, body: null, created_at: aged }));
     for (let i = 0; i < rows.length; i += 200) await db.insertInto('idempotency_records').values(rows.slice(i, i + 200)).execute();
-    expect(await purgeIdempotencyKeys(db, new Date(Date.now() - KEY_RETENTION_MS))).toBe(1_234);
+    expect(await purgeIdempotencyKeys(storage.database.db, new Date(Date.now() - KEY_RETENTION_MS))).toBe(1_234);
     const left = await db.selectFrom('idempotency_records').select('idempotency_key').where('caller', '=', 'backlog').execute();
     expect(left).toEqual([]);
   });
@@ -259,7 +260,7 @@ describe('the sandbox reset forgets every Idempotency-Key record', () => {
   it('a key used before a reset creates anew after it', async () => {
     const storage = await openTestStorage('sqlite');
     try {
-      const { db } = storage.database;
+      const db = storage.database.db.withTables<RecordTables>();
       await db.insertInto('idempotency_records').values({ caller: 'sandbox', operation_id: 'createPet', idempotency_key: 'before-reset', fingerprint: 'f', status: 201, headers: '{}', media_type: null, body: null, created_at: new Date().toISOString() }).execute();
       const sandbox = createSandboxStore(storage.database, { pets: [{ id: 1, name: 'Seed', categoryId: 1, status: 'available' }], created: [] });
       expect(await sandbox.reset()).toBe(1);

@@ -1,25 +1,23 @@
-import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MIGRATION_LOCK_TABLE, DEFAULT_MIGRATION_TABLE, Migrator, PostgresAdapter, PostgresDialect, sql, type DialectAdapter, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { migrations } from '../../generated/migrations.js';
+import { migrationFiles } from './migrationFiles.js';
 import type { Dialect } from './schema.js';
 
 /**
- * Where the migration files are, when the server runs from its sources (dev, tests, `tsx`); the
- * built bundle has no such folder next to it, and runs what it was built with.
+ * The project's src/, when the server runs from its sources (dev, tests, `tsx`); the built bundle
+ * has no migration folders beside it, and runs what it was built with.
  */
-const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations/', import.meta.url));
+const SOURCES = fileURLToPath(new URL('../', import.meta.url));
 
 /**
  * A migration file that generated/migrations.ts does not list would never run: its table or
  * column missing, every request that needs it a 500. Said at start, with the fix.
  */
 function unlistedMigrations(): string[] {
-  if (!existsSync(MIGRATIONS_FOLDER)) return [];
-  return readdirSync(MIGRATIONS_FOLDER)
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-    .map((file) => file.slice(0, -3))
-    .filter((name) => !(name in migrations));
+  return migrationFiles(SOURCES)
+    .filter(({ name }) => !(name in migrations))
+    .map(({ name, folder }) => `src/${folder}/${name}.ts`);
 }
 
 /**
@@ -79,8 +77,8 @@ async function applyAll(migrator: Migrator): Promise<string[]> {
 }
 
 /**
- * Runs the versioned schema migrations at every start: one file each in src/store/migrations/,
- * named `NNNN_what.ts` and run in that order (`npm run generate` lists them in
+ * Runs the versioned schema migrations at every start: one file each in src/store/migrations/
+ * or a feature's migrations/ folder (./migrationFiles.ts), named `NNNN_what.ts` and run in that order (`npm run generate` lists them in
  * generated/migrations.ts, so adding one edits no list). Kysely's Migrator records what ran in its
  * own table. On PostgreSQL everything, the Migrator's own tables included, happens in one
  * transaction that first takes MIGRATION_LOCK, so several instances starting at once apply each
@@ -89,7 +87,7 @@ async function applyAll(migrator: Migrator): Promise<string[]> {
  */
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
   const unlisted = unlistedMigrations();
-  if (unlisted.length > 0) throw new Error(`src/store/migrations/${unlisted.join('.ts, src/store/migrations/')}.ts: not in generated/migrations.ts, so never run: run \`npm run generate\``);
+  if (unlisted.length > 0) throw new Error(`${unlisted.join(', ')}: not in generated/migrations.ts, so never run: run \`npm run generate\``);
   const forDialect = Object.fromEntries(Object.entries(migrations).map(([name, { up }]): [string, Migration] => [name, { up: (on) => up(on, dialect) }]));
   const provider: MigrationProvider = { getMigrations: async () => forDialect };
   if (dialect === 'sqlite') return applyAll(new Migrator({ db, provider }));

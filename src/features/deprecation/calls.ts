@@ -8,6 +8,19 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 
+/** This feature's table, as Kysely sees it (created by ./migrations/). */
+export type Tables = {
+  deprecated_calls: {
+    /** The calling API key's hash (api_keys.key_hash); empty for a call without a key (a public operation). */
+    caller: string;
+    operation_id: string;
+    calls: number;
+    /** ISO 8601 UTC; of one length, so they order as text. */
+    first_call: string;
+    last_call: string;
+  };
+};
+
 /** How often the counts are written unless the caller says otherwise. */
 export const FLUSH_EVERY_MS = 5_000;
 
@@ -30,7 +43,8 @@ export interface DeprecatedCallLog {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function createDeprecatedCallLog(db: Kysely<Database>, onError: (error: unknown) => void, flushEveryMs = FLUSH_EVERY_MS): DeprecatedCallLog {
+export function createDeprecatedCallLog(store: Kysely<Database>, onError: (error: unknown) => void, flushEveryMs = FLUSH_EVERY_MS): DeprecatedCallLog {
+  const db = store.withTables<Tables>();
   let pending = new Map<string, Tally>();
   let writing: Promise<void> = Promise.resolve();
 
@@ -111,6 +125,7 @@ export interface DeprecatedUsage {
 /** Every row, with its key's id and name, most recent call first. */
 export async function deprecatedUsage(db: Kysely<Database>): Promise<DeprecatedUsage[]> {
   const rows = await db
+    .withTables<Tables>()
     .selectFrom('deprecated_calls as d')
     .leftJoin('api_keys as k', 'k.key_hash', 'd.caller')
     .select(['k.id', 'k.name', 'd.operation_id', 'd.calls', 'd.first_call', 'd.last_call'])

@@ -1,5 +1,5 @@
 /**
- * The `Idempotency-Key` records (table idempotency_records, migration 0006): what a request with
+ * The `Idempotency-Key` records (table idempotency_records, ./migrations/0006): what a request with
  * a key finds before its handler runs, and the answer it leaves behind in the same transaction as
  * the handler's writes, so no crash can separate the two.
  */
@@ -7,6 +7,27 @@ import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { prepare, type Executor } from '../../store/queries/prepared.js';
 import type { Database, Dialect } from '../../store/schema.js';
+
+/** This feature's table, as Kysely sees it (created by ./migrations/). */
+export type Tables = {
+  idempotency_records: {
+    /** Whose key: the caller id of the API key that sent it (HandlerRequest.caller). */
+    caller: string;
+    /** The operation the key was sent to: one key on two operations is two records. */
+    operation_id: string;
+    /** The `Idempotency-Key` value exactly as sent. */
+    idempotency_key: string;
+    /** SHA-256 of the request (src/features/exactlyOnce/fingerprint.ts), to tell a retry from a reuse. */
+    fingerprint: string;
+    /** The first answer, replayed as it was even if what it is about changes later. */
+    status: number;
+    /** Its headers, as a JSON object. */
+    headers: string;
+    media_type: string | null;
+    body: Uint8Array | null;
+    created_at: string;
+  };
+};
 
 /**
  * An `Idempotency-Key` as sent, whose it is and where: keys belong to the API key that sent them

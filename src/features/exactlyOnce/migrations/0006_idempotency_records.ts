@@ -6,7 +6,7 @@
  */
 import { hash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { MigrationUp } from '../migrationSql.js';
+import type { MigrationUp } from '../../../store/migrationSql.js';
 
 /** What 1.2.0 served: createPet under /v1, its 201 with the animal and its address. */
 const CREATE_PET = { operationId: 'createPet', status: 201, basePath: '/v1', mediaType: 'application/json' };

@@ -1,6 +1,6 @@
 /** Idempotency-Key records of createPet (src/store/idempotency/keys.ts). */
 import { sql } from 'kysely';
-import { bigint, type MigrationUp } from '../migrationSql.js';
+import { bigint, type MigrationUp } from '../../../store/migrationSql.js';
 
 export const up: MigrationUp = async (db, dialect) => {
   // The primary key is the backstop of exactly-once: two requests with one key can never both record it.

@@ -1,6 +1,6 @@
 /** Calls of deprecated operations per API key (src/store/deprecatedCalls.ts). */
 import { sql } from 'kysely';
-import { bigint, type MigrationUp } from '../migrationSql.js';
+import { bigint, type MigrationUp } from '../../../store/migrationSql.js';
 
 export const up: MigrationUp = async (db, dialect) => {
   // Calls of deprecated operations per API key (caller: the key's hash, as api_keys.key_hash).
