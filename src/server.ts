@@ -1,6 +1,6 @@
 /**
  * Composes the running service: database, key cache, app, HTTP server, and graceful shutdown.
- * The one module that imports every layer (see test/architecture.test.ts).
+ * The one module that imports every layer (see test/quick/architecture.test.ts).
  */
 import { handlers } from '../generated/handlers.js';
 import { openStores } from '../generated/stores.js';

@@ -198,7 +198,7 @@ export type MockDifference = keyof typeof MOCK_DIFFERENCES;
  * multipart, raw bytes, merge patches) and answers in bytes, after readableForms' changes: what
  * Prism 5.14 (prism-http's body validator and prism-http-server's reader) still does its own
  * way. The contract's own operations take none of these today, so the contract suite cannot
- * observe them: test/spec-loop.test.ts asserts each on the mock of its copy, whose made-up
+ * observe them: test/loop/spec-loop.test.ts asserts each on the mock of its copy, whose made-up
  * operations have every kind (a check names it `bodyDifference: '<id>'`).
  */
 export const MOCK_BODY_DIFFERENCES = {

@@ -11,7 +11,7 @@ import { FORMAT_NAMES, hasSignatureOf, isPhotoMediaType } from '../shared/images
 import { BinaryBody, type JsonText, type Upload } from '../shared/schemas.js';
 import type { Stores } from '../../generated/stores.js';
 
-// Handlers import this module alone (test/architecture.test.ts): what they need of
+// Handlers import this module alone (test/quick/architecture.test.ts): what they need of
 // src/shared/schemas.ts, src/shared/images.ts and the error catalog (src/errors/) is passed on.
 export { BinaryBody, errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType };
 export { applyMergePatch } from './mergePatch.js';

@@ -8,7 +8,7 @@
  * untouched parts of `target`.
  *
  * Handlers reach it through src/core/contract.ts; it imports nothing, so it is in the shared layer
- * (test/architecture.test.ts), next to the body readers it belongs with.
+ * (test/quick/architecture.test.ts), next to the body readers it belongs with.
  */
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -3,7 +3,7 @@
  * `GoneErrorCode`, `MediaErrorCode`), with the statuses it is sent with, the body schema it is sent in, the headers
  * every answer of it carries, and the server's own wording for each condition that raises it. As
  * Stripe's error codes page or Huma's problem types: a code, its status and its sentence are
- * decided here once, and test/errorCatalog.test.ts checks this table against the spec's
+ * decided here once, and test/quick/errorCatalog.test.ts checks this table against the spec's
  * enumerations and their descriptions. Whatever refuses a request names a code and a condition
  * (./refusal.ts, refuse); a handler names a code and says its own sentence (errorResult).
  *

@@ -1,6 +1,6 @@
 /**
  * The request path, top to bottom, in one list (docs/architecture.md draws it, and
- * test/requestPath.test.ts fails when a request visits a stage twice or out of order):
+ * test/quick/requestPath.test.ts fails when a request visits a stage twice or out of order):
  *
  *   transport        src/transport/listen.ts: the listener, connections and their bound, node:http's
  *                    own refusals (src/transport/clientError.ts), the drain at shutdown

@@ -12,7 +12,7 @@ export const ANSWERED = 'answered';
 export type Outcome = undefined | typeof ANSWERED;
 
 export interface Stage {
-  /** How docs/architecture.md and test/requestPath.test.ts name it. */
+  /** How docs/architecture.md and test/quick/requestPath.test.ts name it. */
   readonly name: string;
   run(exchange: Exchange): Outcome | Promise<Outcome>;
 }

@@ -4,7 +4,7 @@
  *
  * node:http already closes a connection that completes no request head within headersTimeout of
  * its accept (with a 408, at its next connectionsCheckingInterval scan: ./listen.ts keeps that
- * short; test/idleConnections.test.ts holds it). What it does not bound is how many connections a
+ * short; test/quick/idleConnections.test.ts holds it). What it does not bound is how many connections a
  * flood opens within that time: 20,000 that never sent a byte exhausted the process's file
  * descriptors and ordinary requests failed. So the open connections are bounded below the
  * descriptor limit, and at the bound a new connection displaces the oldest one with no request in

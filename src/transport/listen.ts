@@ -51,7 +51,7 @@ export async function listenHttp(app: RequestListener, options: ListenOptions): 
       // Node only looks for expired requests this often (30 s by default, which would let a slow
       // client hold a connection for up to 30 s past either bound); a scan is cheap. The scan also
       // closes a connection that has sent no complete request head within headersTimeout of its
-      // accept, not a byte included (test/idleConnections.test.ts).
+      // accept, not a byte included (test/quick/idleConnections.test.ts).
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
       // A keep-alive connection waiting for its next request is closed after this: the scan above
       // does not see it (headersTimeout counts again only from that request's first byte).

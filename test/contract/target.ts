@@ -41,7 +41,7 @@ export interface ContractTarget {
 
 /**
  * The Prism mock (`npm run mock`): examples only, so no stateful check applies as such; every
- * difference `npm run mock -- --help` lists is asserted on it (test/mock.test.ts checks that
+ * difference `npm run mock -- --help` lists is asserted on it (test/quick/mock.test.ts checks that
  * targets.ts gives the mock exactly this profile).
  */
 export const MOCK_PROFILE: Pick<ContractTarget, 'capabilities' | 'knownDifferences'> = {

@@ -81,7 +81,7 @@ function expectErrorBody(response: RawResponse, status: number, code: string): v
 }
 
 /**
- * `tagged`: a 200 or 304 of a conditional read (listPets, getPet; test/conditional.test.ts), the one
+ * `tagged`: a 200 or 304 of a conditional read (listPets, getPet; test/storage/conditional.test.ts), the one
  * answer with an ETag, and `Cache-Control: private, no-cache` instead of `no-store`.
  */
 function expectSecurityHeaders(what: string, response: RawResponse, tagged = false): void {

@@ -9,7 +9,7 @@
  * a chunk boundary), and each must be answered with its own Error body (400, 413 or 415), never a
  * 5xx, a hang or a crash; the well-formed oddities (a preamble, an epilogue, a filename with a
  * path) reach the operation's 501 stub. Afterwards the server still serves, logged no error,
- * and holds no more memory than the barrage's largest bodies in flight at once may. test/requestBodies.test.ts proves the single cases in process; this
+ * and holds no more memory than the barrage's largest bodies in flight at once may. test/quick/requestBodies.test.ts proves the single cases in process; this
  * is the same parser under hostile volume over real sockets. ROBUST_SEED=<seed> repeats a run's
  * fragmentation.
  */

@@ -1,12 +1,12 @@
 /**
- * The cases of the breaking-change gate (test/breaking.test.ts): what breaks a client, what does
+ * The cases of the breaking-change gate (test/tools/breaking.test.ts): what breaks a client, what does
  * not, and what the sunset calendar lets go, each as edits to test/fixtures/spec/openapi.yaml, a
  * frozen copy of the spec (its README says why), with the BREAKING lines the gate must print.
  * Each edit first checks the value it replaces or removes, so an edited fixture cannot make a case
  * silently test nothing; what a case adds has a generated name; and an edit reaches its node by
  * its path. The expected lines name every operation a change reaches, so on the real spec every
  * new operation (or a field beside a changed one) would change them. The same corpus measures
- * `redocly diff` (test/breaking.test.ts too).
+ * `redocly diff` (test/tools/breaking.test.ts too).
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

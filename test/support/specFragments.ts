@@ -1,8 +1,8 @@
 /**
  * Pastes fragments of a spec (test/fixtures/spec-loop/*.yaml: `paths`, `components`, `tags`) into a
  * copy's spec/openapi.yaml, as a user would, keeping the spec's text and formatting. Shared by the
- * tests that run the spec loop on a copy of the project (test/spec-loop.test.ts,
- * test/storeRecipes.test.ts), so the operations a fixture adds stay what it says whatever the
+ * tests that run the spec loop on a copy of the project (test/loop/spec-loop.test.ts,
+ * test/loop/storeRecipes.test.ts), so the operations a fixture adds stay what it says whatever the
  * spec gains:
  *
  * - a component the spec has already (`Owner`, `Tag`, a scheme `api_key`) is added under a free
@@ -33,7 +33,7 @@ export interface FragmentFile {
 
 const FIXTURES = join(projectRoot, 'test', 'fixtures', 'spec-loop');
 
-/** What test/spec-loop.test.ts pastes (and test/storeRecipes.test.ts, for its copy's quick suite): its fixtures, the Petstore's names kept where free. */
+/** What test/loop/spec-loop.test.ts pastes (and test/loop/storeRecipes.test.ts, for its copy's quick suite): its fixtures, the Petstore's names kept where free. */
 export const SPEC_LOOP_FRAGMENTS: readonly FragmentFile[] = [
   { file: join(FIXTURES, 'operations.yaml') },
   { file: join(FIXTURES, 'bodies.yaml') },

@@ -18,7 +18,7 @@ import { comparePatterns } from './patternScope.js';
 
 /**
  * api-smart-diff's own OpenAPI 3.1 rules, with the verdicts it gets wrong for our clients
- * replaced (test/breaking.test.ts has a case for each). A rule tree mirrors the document
+ * replaced (test/tools/breaking.test.ts has a case for each). A rule tree mirrors the document
  * ('/paths', '/*', ...); a classifier is [add, remove, replace] for a request, then optionally
  * [add, remove, replace] for a response, which otherwise gets the request's verdicts reversed:
  * what lets a request send more lets a response send more too, and only the latter breaks.

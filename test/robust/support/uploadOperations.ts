@@ -1,6 +1,6 @@
 /**
  * The upload operations the robust upload proofs run against today, added to the bundled contract
- * the way test/uploads.test.ts adds its one: shaped as contract 1.3.0's (a photo as raw bytes,
+ * the way test/quick/uploads.test.ts adds its one: shaped as contract 1.3.0's (a photo as raw bytes,
  * image/png, jpeg or webp up to 5,242,880 bytes; and a pet as multipart/form-data, NewPet's fields
  * plus an optional `photo` file part), under /examples/ so they never meet the real ones. No
  * handler serves them, so a body that is read and valid reaches the operation's 501 stub: what
