@@ -3,6 +3,7 @@
  * compiles the request validators the API lane calls (and, in test and dev, the response
  * validators), with Ajv 2020-12 instances; and Ajv's errors become the contract's `details`.
  */
+import { hash } from 'node:crypto';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
@@ -71,6 +72,38 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
       return ajv as never;
     },
   });
+}
+
+/**
+ * A document's router and validators, compiled once per process: every app made from the same
+ * document (the same text, the same base path) shares one openapi-backend, which the request path
+ * only reads (it never registers handlers; validators it compiles lazily are caches). A server
+ * has one app; a test process starts dozens, and compiling the response validators of the whole
+ * spec is most of a start's CPU. A few documents are kept, the least recently made dropped.
+ */
+const compiled = new Map<string, OpenAPIBackend>();
+const KEPT_DOCUMENTS = 4;
+
+export function compiledBackend(document: OpenApiDocument, apiRoot: string, responses: boolean): OpenAPIBackend {
+  // By content, not identity: a document changed in place after an app was made is another document.
+  const key = hash('sha256', `${apiRoot}\u0000${String(responses)}\u0000${JSON.stringify(document)}`, 'base64url');
+  const known = compiled.get(key);
+  if (known) {
+    compiled.delete(key);
+    compiled.set(key, known);
+    return known;
+  }
+  const backend = createOpenApiBackend(document, apiRoot);
+  backend.init();
+  // Request validators compile on each operation's first request (openapi-backend's quick mode):
+  // start-up stays short. Response validators are only for test and dev.
+  if (responses) {
+    backend.validator.preCompileResponseValidators();
+    backend.validator.preCompileResponseHeaderValidators();
+  }
+  compiled.set(key, backend);
+  if (compiled.size > KEPT_DOCUMENTS) compiled.delete(compiled.keys().next().value ?? key);
+  return backend;
 }
 
 /**

@@ -43,7 +43,7 @@ import type { Readiness } from '../transport/drain.js';
 import { beginExchange, type Exchange } from '../http/exchange.js';
 import { createResponder } from '../http/respond.js';
 import { ResponseChecker, type ContractViolation } from '../http/responseChecker.js';
-import { createOpenApiBackend } from '../http/validation.js';
+import { compiledBackend } from '../http/validation.js';
 import type { Logger } from '../shared/logger.js';
 import { basePathOf, operationsOf, type OpenApiDocument } from '../shared/spec.js';
 import { answerStage } from './answer.js';
@@ -115,14 +115,7 @@ export interface App {
 export function createApp(options: AppOptions): App {
   const { document, logger } = options;
   const basePath = basePathOf(document);
-  const backend = createOpenApiBackend(document, basePath);
-  backend.init();
-  // Request validators compile on each operation's first request (openapi-backend's quick mode): start-up
-  // stays short. Response validators are only for test and dev.
-  if (options.validateResponses) {
-    backend.validator.preCompileResponseValidators();
-    backend.validator.preCompileResponseHeaderValidators();
-  }
+  const backend = compiledBackend(document, basePath, options.validateResponses);
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
   const responder = createResponder(checker, backend.getOperations(), logger);
   const serves = (url: string) => underBasePath(basePath, url);

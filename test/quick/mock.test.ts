@@ -159,7 +159,7 @@ describe('the mock\'s differences: one list, printed by --help and asserted by t
   });
 
   it('each difference on bodies beyond JSON is the one a check of test/loop/spec-loop.test.ts names, so each is asserted on a mock of operations that have them', () => {
-    const loop = readFileSync(join(projectRoot, 'test', 'spec-loop.test.ts'), 'utf8');
+    const loop = readFileSync(join(projectRoot, 'test', 'loop', 'spec-loop.test.ts'), 'utf8');
     const named = new Set([...loop.matchAll(/bodyDifference: '([a-z0-9-]+)'/g)].map((m) => m[1]));
     expect([...named].sort()).toEqual(Object.keys(MOCK_BODY_DIFFERENCES).sort());
   });
