@@ -20,7 +20,7 @@
 import { createServer } from 'node:http';
 import { handlers } from '../generated/handlers.js';
 import { KeyCache } from '../src/auth/keyCache.js';
-import { loadConfig } from '../src/shared/config.js';
+import { loadConfig } from '../src/config.js';
 import type { HandlerDeps } from '../src/core/contract.js';
 import { createCursorCodec } from '../src/core/cursor.js';
 import { Deprecations } from '../src/features/deprecation/deprecation.js';

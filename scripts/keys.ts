@@ -5,7 +5,8 @@
  * instance within the key refresh interval (KEY_REFRESH_MS, 2 s by default). `usage` says which
  * keys still call deprecated operations (src/features/deprecation/calls.ts), to warn them before a sunset.
  */
-import { ConfigError, loadConfig } from '../src/shared/config.js';
+import { ConfigError } from '../src/shared/env.js';
+import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/server.js';
 import { loadBundledSpec, operationsOf } from '../src/shared/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';

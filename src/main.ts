@@ -2,7 +2,8 @@
  * `npm start`: the production entry point. Reads the environment, starts the server, and stops
  * it cleanly on SIGTERM or SIGINT.
  */
-import { ConfigError, loadConfig } from './shared/config.js';
+import { ConfigError } from './shared/env.js';
+import { loadConfig } from './config.js';
 import { createLogger } from './shared/logger.js';
 import { startServer } from './server.js';
 import { describeLocation, explainDatabaseError } from './store/databaseErrors.js';

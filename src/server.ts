@@ -5,7 +5,7 @@
 import { handlers } from '../generated/handlers.js';
 import { openStores } from '../generated/stores.js';
 import { KeyCache } from './auth/keyCache.js';
-import type { Config } from './shared/config.js';
+import type { Config } from './config.js';
 import { createCursorCodec } from './core/cursor.js';
 import { createApp, type AppOptions } from './pipeline/requestPath.js';
 import { createReadiness, planDrain } from './transport/drain.js';

@@ -30,7 +30,8 @@
  * sandbox's reset route) or observe the list (the test), as Connexion's MiddlewarePosition.
  */
 import type { RequestListener } from 'node:http';
-import type { Brownout, CorsOrigins } from '../shared/config.js';
+import type { Brownout } from '../features/deprecation/config.js';
+import type { CorsOrigins } from '../features/cors/config.js';
 import type { HandlerDeps, Handlers } from '../core/contract.js';
 import { createCors, corsStage } from '../features/cors/cors.js';
 import { exactlyOnceStage, type ExactlyOnceOptions } from '../features/exactlyOnce/stage.js';

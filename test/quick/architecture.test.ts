@@ -166,7 +166,7 @@ describe('architecture', () => {
       expect(unresolved).toEqual([]);
       // Type-only imports are in the graph: server.ts takes the server's configuration as a type alone.
       const server = graph.modules.find((m) => m.source === 'src/server.ts');
-      expect(server?.dependencies.find((d) => d.resolved === 'src/shared/config.ts')?.dependencyTypes).toContain('type-only');
+      expect(server?.dependencies.find((d) => d.resolved === 'src/config.ts')?.dependencyTypes).toContain('type-only');
     });
 
     it('has no import cycle, type-only imports included', () => {

@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, stopProcess } from '../../scripts/lib/processes.js';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { ConfigError } from '../../src/shared/env.js';
+import { loadConfig } from '../../src/config.js';
 import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from '../../src/features/cors/cors.js';
 import { createOpenApiBackend } from '../../src/http/validation.js';
 import { projectRoot } from '../../src/shared/paths.js';

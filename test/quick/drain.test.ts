@@ -6,7 +6,8 @@
  */
 import { Agent, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { ConfigError } from '../../src/shared/env.js';
+import { loadConfig } from '../../src/config.js';
 import { createReadiness, DEFAULT_DRAIN_MS, planDrain, PROBED_WITHIN_MS } from '../../src/transport/drain.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 

@@ -8,7 +8,8 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { ConfigError } from '../../src/shared/env.js';
+import { loadConfig } from '../../src/config.js';
 import { addPets, startTestServer, type Target, type TestServer } from '../support/server.js';
 
 interface Sample {

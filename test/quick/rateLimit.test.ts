@@ -8,7 +8,9 @@
  * there. The store does not matter to limits, so SQLite alone.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type RateLimitConfig } from '../../src/shared/config.js';
+import { ConfigError } from '../../src/shared/env.js';
+import { loadConfig } from '../../src/config.js';
+import { type RateLimitConfig } from '../../src/features/rateLimit/config.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { createRateLimiter } from '../../src/features/rateLimit/rateLimit.js';
 import { startTestServer, type TestServer } from '../support/server.js';

@@ -13,12 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopProcess } from '../../scripts/lib/processes.js';
-import { ConfigError, loadConfig } from '../../src/shared/config.js';
+import { ConfigError } from '../../src/shared/env.js';
+import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { jsonSpans, plainEnv, randomHex as hex, recordedModules, startAndAsk, startReceiver, traceparent, until, type Receiver } from '../support/tracing.js';
 
-describe('which variables turn traces on (src/shared/config.ts, the SDK\'s own names)', () => {
+describe('which variables turn traces on (src/features/tracing/config.ts, the SDK\'s own names)', () => {
   const tracing = (env: Record<string, string>) => loadConfig(env).tracing;
 
   it('off unless an OTLP endpoint is named or OTEL_SDK_DISABLED=false asks for the SDK', () => {

@@ -1,6 +1,6 @@
 /**
  * Uploads sent a byte a second are cut by the request timeout (REQUEST_TIMEOUT_MS, shortened here
- * through the environment; src/shared/config.ts), with a clear outcome: a 408 Error body and a closed
+ * through the environment; src/config.ts), with a clear outcome: a 408 Error body and a closed
  * connection within the bound, never a hang, a 5xx or a crash. Against the production server
  * (bundled, as a child process) serving the upload fixture operations
  * (./support/uploadOperations.ts), over raw sockets. test/robust/abuse.test.ts proves one slow

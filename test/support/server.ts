@@ -15,7 +15,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { createAnimalStoreClient, nextLink, type AnimalStoreClient, type NewPet, type Pet } from '../../client/index.js';
-import type { Config } from '../../src/shared/config.js';
+import type { Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/shared/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { OpenApiDocument } from '../../src/shared/spec.js';

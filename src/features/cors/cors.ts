@@ -24,7 +24,7 @@
  * origin nothing and keeps everyone else's pages from pulling API responses into their process.
  */
 import type { OpenAPIBackend } from 'openapi-backend';
-import type { CorsOrigins } from '../../shared/config.js';
+import type { CorsOrigins } from './config.js';
 import type { Exchange } from '../../http/exchange.js';
 import { answerJson, setAhead } from '../../http/respond.js';
 import { ANSWERED, type Stage } from '../../pipeline/stage.js';

@@ -1,4 +1,4 @@
-import type { Brownout } from '../../shared/config.js';
+import type { Brownout } from './config.js';
 import { isoInstant } from '../../shared/instant.js';
 import type { OperationInfo } from '../../shared/spec.js';
 import type { Exchange } from '../../http/exchange.js';

@@ -18,7 +18,7 @@
  */
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
-import type { RateLimitConfig } from '../../shared/config.js';
+import type { RateLimitConfig } from './config.js';
 import type { Logger } from '../../shared/logger.js';
 
 /** The policy's name in both headers (the spec's pattern: `"[a-z0-9-]{1,32}"`). */

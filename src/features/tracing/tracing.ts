@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry traces, loaded by src/server.ts only when the SDK's variables ask for them
- * (src/shared/config.ts, readTracing): a SERVER span per request, a CLIENT span per database query under
+ * (./config.ts, readTracing): a SERVER span per request, a CLIENT span per database query under
  * it, exported over OTLP/HTTP by the SDK's batch span processor, and the active span's ids on every
  * log line written inside it. Nothing else imports OpenTelemetry, so with tracing off none of it is
  * loaded (test/quick/tracing.test.ts from the sources, test/processes/tracingBundle.test.ts in the bundle).
@@ -69,7 +69,7 @@ import {
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from '@opentelemetry/semantic-conventions';
 import { redactApiKeys } from '../../core/apiKey.js';
-import type { TracingConfig } from '../../shared/config.js';
+import type { TracingConfig } from './config.js';
 import type { RequestTracing } from '../../pipeline/requestPath.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';
 import type { Exchange } from '../../http/exchange.js';

@@ -4,7 +4,7 @@
  * ./fixtureServer.ts exactly as scripts/build.ts bundles src/main.ts, and run with npm start's node
  * flags, so the proofs measure the server's own request path, memory and timeouts.
  */
-import { loadConfig } from '../../../src/shared/config.js';
+import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/shared/logger.js';
 import { startServer } from '../../../src/server.js';
 import { exitOnSignals } from '../../../src/transport/shutdown.js';
