@@ -1,6 +1,8 @@
 /**
- * Property-based fuzzing of the three operations against the production server in a child
- * process. Requests are generated from the spec (generated/openapi.json, read at test time):
+ * Property-based fuzzing of every operation of the contract against the production server in a
+ * child process: the three pet operations each against a model that predicts its answers, every
+ * other one (the photos', and whatever the spec adds) from what the spec declares of it alone
+ * (support/fuzz/anyOperationCases.ts). Requests are generated from the spec (generated/openapi.json, read at test time):
  * valid ones from each schema's types, bounds, lengths, patterns and enums; invalid ones by
  * breaking exactly those, plus malformed JSON, deep nesting, bodies around the size limit, odd
  * media types, headers and query strings, and bad keys.
@@ -21,6 +23,7 @@ import type { Pet } from '../../client/index.js';
 import { listAllPets } from './support/http.js';
 import { killAll, postgresStore, sqliteStore, startServerProcess, type ServerProcess, type Store } from './support/server.js';
 import type { InvalidCase, IssuedCursor } from './support/fuzz/cases.js';
+import { anyOperationCases } from './support/fuzz/anyOperationCases.js';
 import { validCreateCases, invalidCreateCases, validPet } from './support/fuzz/createPetCases.js';
 import { invalidGetCases, validGetCases } from './support/fuzz/getPetCases.js';
 import { Harness } from './support/fuzz/harness.js';
@@ -34,8 +37,8 @@ import { loadContract, operation } from './support/fuzz/spec.js';
 import { Tally } from './support/fuzz/tally.js';
 import { Wire, type WireRequest } from './support/fuzz/wire.js';
 
-/** Generated cases per operation: valid + invalid ≥ 1000, split over parallel streams. */
-const RUNS = { valid: 500, invalid: 1000 } as const;
+/** Generated cases per modelled operation: valid + invalid ≥ 1000, split over parallel streams; `other`: per operation without a model. */
+const RUNS = { valid: 500, invalid: 1000, other: 400 } as const;
 /** Streams of each kind in flight at once: modest concurrency on a shared 2-core machine. */
 const STREAMS = 2;
 const SEED_PETS = 40;
@@ -135,6 +138,20 @@ function fuzzSuite(label: string, makeStore: () => Promise<Store>): void {
       const ctx = { contract, op: ops.getPet, key, knownIds: model.ids() };
       await fuzzOperation('getPet', validGetCases(ctx), (c) => harness.validGet(c), invalidGetCases(ctx), (c) => harness.invalid(ops.getPet, c));
       expect(tally.requests('getPet')).toBeGreaterThanOrEqual(RUNS.valid + RUNS.invalid);
+    });
+
+    it('every other operation of the contract: every answer keeps the contract, and the faults the spec defines (a query value its schema refuses, an undeclared media type, a stray body, a wrong method, a bad key) get the refusal it defines', async () => {
+      const others = Object.values(contract.operations).filter((op) => !(op.operationId in ops));
+      expect(others.map((op) => op.operationId).length, 'the contract has operations beyond the three modelled ones (the photos)').toBeGreaterThan(0);
+      for (const op of others) {
+        const cases = anyOperationCases({ contract, op, key, knownIds: model.ids() });
+        const streams = Array.from({ length: STREAMS }, (_, s) => runCases(`${op.operationId} #${s}`, cases, (c) => harness.invalid(op, c), { seed, numRuns: Math.ceil(RUNS.other / STREAMS) }));
+        const results = await Promise.allSettled(streams);
+        await harness.healthy();
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+        expect(tally.requests(op.operationId)).toBeGreaterThanOrEqual(RUNS.other);
+      }
     });
 
     describe('defects the fuzzer found once, replayed (see support/fuzz/regressions.ts)', () => {

@@ -70,13 +70,18 @@ export class ResponseContract {
       if (!parsed.ok) problems.push(`body is not JSON: ${JSON.stringify(response.body.subarray(0, 200).toString('utf8'))}`);
     }
     if (status >= 400 && parsed.ok) {
-      if (!this.errorSchema(parsed.value)) problems.push(`body is not an Error: ${JSON.stringify(this.errorSchema.errors)}`);
-      else {
+      // An Error, or the refusal's own schema where the response declares one (a MediaError, a
+      // LimitError: each with the same `status`, and codes of its own enumeration).
+      const own = declared?.schema ? this.compile(declared.schema) : undefined;
+      if (this.errorSchema(parsed.value)) {
         const body = parsed.value as ErrorBody;
         if (body.status !== status) problems.push(`Error.status ${body.status} differs from the HTTP status ${status}`);
         const paired = this.codeStatus.get(body.code) ?? [];
         if (!paired.includes(status)) problems.push(`Error.code ${body.code} goes with ${paired.join(', ')} in the spec, not ${status}`);
-      }
+      } else if (own?.(parsed.value)) {
+        const body = parsed.value as { status?: unknown };
+        if (body.status !== status) problems.push(`${status} body's status ${JSON.stringify(body.status)} differs from the HTTP status`);
+      } else problems.push(`body is not an Error${own ? ' nor the schema the response declares' : ''}: ${JSON.stringify(this.errorSchema.errors)}`);
     } else if (declared?.schema && parsed.ok) {
       const validate = this.compile(declared.schema);
       if (!validate(parsed.value)) problems.push(`${status} body does not match its schema: ${JSON.stringify(validate.errors)}`);
