@@ -61,7 +61,7 @@ function addResource(specText: string): string {
 // src/store/resources/pets.ts and src/store/migrations/0001_pets.ts.
 const STORE = `/** Orders of the store: their table, and the store handlers reach as \`deps.${RESOURCE}\`. */
 import type { Generated, Selectable } from 'kysely';
-import type { Schemas } from '../../schemas.js';
+import type { Schemas } from '../../shared/schemas.js';
 import type { ResourceContext } from '../resource.js';
 
 type Order = Schemas['OrderExample'];
