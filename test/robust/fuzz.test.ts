@@ -65,18 +65,22 @@ function fuzzSuite(label: string, makeStore: () => Promise<Store>): void {
   const issued: IssuedCursor[] = [];
   const started = Date.now();
 
-  /** Valid and invalid cases of one operation, each kind split over STREAMS concurrent properties. */
-  async function fuzzOperation<V extends { family: string; wire: WireRequest }>(name: string, valid: fc.Arbitrary<V>, checkValid: (c: V) => Promise<void>, invalid: fc.Arbitrary<InvalidCase>, checkInvalid: (c: InvalidCase) => Promise<void>): Promise<void> {
-    const streams: Promise<void>[] = [];
-    for (let s = 0; s < STREAMS; s++) {
-      streams.push(runCases(`${name} valid #${s}`, valid, checkValid, { seed, numRuns: Math.ceil(RUNS.valid / STREAMS) }));
-      streams.push(runCases(`${name} invalid #${s}`, invalid, checkInvalid, { seed, numRuns: Math.ceil(RUNS.invalid / STREAMS) }));
-    }
+  /** Properties run at once, each split over STREAMS streams; then the server must have survived them all. */
+  async function fuzzStreams(properties: ReadonlyArray<{ label: string; run: (label: string, numRuns: number) => Promise<void>; numRuns: number }>): Promise<void> {
+    const streams = properties.flatMap(({ label: name, run, numRuns }) => Array.from({ length: STREAMS }, (_, s) => run(`${name} #${s}`, Math.ceil(numRuns / STREAMS))));
     const results = await Promise.allSettled(streams);
     // The batch is over: whatever it found, the server must have survived it.
     await harness.healthy();
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /** Valid and invalid cases of one operation, each kind split over STREAMS concurrent properties. */
+  function fuzzOperation<V extends { family: string; wire: WireRequest }>(name: string, valid: fc.Arbitrary<V>, checkValid: (c: V) => Promise<void>, invalid: fc.Arbitrary<InvalidCase>, checkInvalid: (c: InvalidCase) => Promise<void>): Promise<void> {
+    return fuzzStreams([
+      { label: `${name} valid`, run: (l, numRuns) => runCases(l, valid, checkValid, { seed, numRuns }), numRuns: RUNS.valid },
+      { label: `${name} invalid`, run: (l, numRuns) => runCases(l, invalid, checkInvalid, { seed, numRuns }), numRuns: RUNS.invalid },
+    ]);
   }
 
   describe(`fuzz (${label})`, () => {
@@ -145,11 +149,7 @@ function fuzzSuite(label: string, makeStore: () => Promise<Store>): void {
       expect(others.map((op) => op.operationId).length, 'the contract has operations beyond the three modelled ones (the photos)').toBeGreaterThan(0);
       for (const op of others) {
         const cases = anyOperationCases({ contract, op, key, knownIds: model.ids() });
-        const streams = Array.from({ length: STREAMS }, (_, s) => runCases(`${op.operationId} #${s}`, cases, (c) => harness.invalid(op, c), { seed, numRuns: Math.ceil(RUNS.other / STREAMS) }));
-        const results = await Promise.allSettled(streams);
-        await harness.healthy();
-        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-        if (failed) throw failed.reason;
+        await fuzzStreams([{ label: op.operationId, run: (l, numRuns) => runCases(l, cases, (c) => harness.invalid(op, c), { seed, numRuns }), numRuns: RUNS.other }]);
         expect(tally.requests(op.operationId)).toBeGreaterThanOrEqual(RUNS.other);
       }
     });

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { bodyNotAllowed, type InvalidCase } from './cases.js';
 import { serialize } from './jsonText.js';
-import { benignHeaders, encodeText, pathOf, queryString, unauthenticated, validAuth, wrongMethod, type Header } from './requestParts.js';
+import { benignHeaders, pathOf, queryString, segment, unauthenticated, validAuth, wrongMethod, type Header } from './requestParts.js';
 import { anyJson, invalidParameterText, validValue } from './schemaArbitrary.js';
 import type { ContractSpec, OperationSpec, ParameterSpec } from './spec.js';
 import type { WireRequest } from './wire.js';
@@ -42,12 +42,6 @@ function validText(ctx: AnyOperationContext, p: ParameterSpec): fc.Arbitrary<str
 /** What a header value cannot carry on the wire (node:http refuses to send it): dropped, not filtered (a filter can starve a generator). */
 const NOT_HEADER_TEXT = /[^\t\x20-\x7e]/g;
 const asHeaderText = (text: string) => text.replace(NOT_HEADER_TEXT, '');
-
-/** A path segment for `text`: `.` and `..` encoded too, so nothing resolves them away. */
-function segment(text: string): string {
-  const encoded = encodeText(text);
-  return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
-}
 
 /** The wire request for one value per parameter (path and query; header parameters as headers). */
 function request(ctx: AnyOperationContext, values: Record<string, string>, headers: Header[]): WireRequest {

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { bodyNotAllowed, type InvalidCase, type ValidGetCase } from './cases.js';
 import { serialize } from './jsonText.js';
-import { benignHeaders, duplicateAuth, encodeAll, encodeText, pathOf, unauthenticated, validAuth, wrongMethod, type Header } from './requestParts.js';
+import { benignHeaders, duplicateAuth, encodeAll, pathOf, segment, unauthenticated, validAuth, wrongMethod, type Header } from './requestParts.js';
 import { anyJson, invalidParameterText, validValue } from './schemaArbitrary.js';
 import { parameter, type ContractSpec, type OperationSpec } from './spec.js';
 import type { WireRequest } from './wire.js';
@@ -22,12 +22,6 @@ function pathParameterName(op: OperationSpec): string {
   const p = op.parameters.find((x) => x.in === 'path');
   if (!p) throw new Error(`${op.operationId} has no path parameter`);
   return p.name;
-}
-
-/** A path segment for `text`; `.` and `..` encoded too, so no client or proxy resolves them away. */
-function segment(text: string): string {
-  const encoded = encodeText(text);
-  return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
 }
 
 function get(target: string, headers: Header[]): WireRequest {

@@ -107,6 +107,12 @@ export function queryString(pairs: ReadonlyArray<readonly [string, string | null
   return `?${pairs.map(([n, v]) => (v === null ? encName(n) : `${encName(n)}=${enc(v)}`)).join('&')}`;
 }
 
+/** A path segment for `text`: `.` and `..` encoded too, so no client or proxy resolves them away. */
+export function segment(text: string): string {
+  const encoded = encodeText(text);
+  return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
+}
+
 /** The path of `op` under the base path, with path parameters filled in (already encoded). */
 export function pathOf(contract: ContractSpec, op: OperationSpec, params: Record<string, string> = {}): string {
   return contract.basePath + op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
