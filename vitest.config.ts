@@ -7,10 +7,11 @@ import { defineConfig } from 'vitest/config';
  * the quick one fast:
  *
  *   quick         test/quick/ and test/storage/, the server on SQLite (the contract suite on
- *                 SQLite, the mock and the sandbox)
- *   storage       test/storage/ again on PGlite and a real PostgreSQL (DATABASE_URL), directly and
- *                 through a PgBouncer in transaction mode the tests start; test/storage-only/
- *                 (PGlite, PostgreSQL or PgBouncer alone) here only
+ *                 SQLite, the mock and the sandbox), and each feature's tests beside it
+ *                 (src/features/<name>/*.test.ts)
+ *   storage       test/storage/ and the features' *.storage.test.ts again on PGlite and a real
+ *                 PostgreSQL (DATABASE_URL), directly and through a PgBouncer in transaction mode
+ *                 the tests start; test/storage-only/ (PGlite, PostgreSQL or PgBouncer alone) here only
  *   tools         test/tools/: the contract's tools: lint rules, the breaking-change gate, releases, conformance
  *   processes     test/processes/: `npm start`, the sandbox and the other scripts as processes
  *   loop          test/loop/: copies of the project running the whole spec loop (generate, lint, dev, recipes)
@@ -23,6 +24,12 @@ import { defineConfig } from 'vitest/config';
 export const SUITE_FOLDERS = ['quick', 'storage', 'storage-only', 'tools', 'processes', 'loop', 'browser', 'robust'] as const;
 
 const inFolder = (...folders: string[]) => folders.map((folder) => `test/${folder}/**/*.test.ts`);
+/**
+ * A feature's tests live in its folder with its stage, tables and settings: `<name>.test.ts` in
+ * the quick suite, `<name>.storage.test.ts` (once per store) in quick on SQLite and in storage.
+ */
+export const FEATURE_TESTS = 'src/features/*/*.test.ts';
+const FEATURE_STORAGE_TESTS = 'src/features/*/*.storage.test.ts';
 
 export default defineConfig({
   test: {
@@ -38,8 +45,8 @@ export default defineConfig({
       // the spec's validators compiled (src/http/validation.ts), once per worker instead of once per
       // file, which was a third of the suite's time. So a quick file leaves nothing behind: it
       // closes what it starts and restores any environment variable it sets.
-      { extends: true, test: { name: 'quick', include: inFolder('quick', 'storage'), isolate: false, env: { TEST_STORAGE: 'sqlite' } } },
-      { extends: true, test: { name: 'storage', include: inFolder('storage', 'storage-only'), env: { TEST_STORAGE: 'pglite,postgres,pgbouncer' } } },
+      { extends: true, test: { name: 'quick', include: [...inFolder('quick', 'storage'), FEATURE_TESTS], isolate: false, env: { TEST_STORAGE: 'sqlite' } } },
+      { extends: true, test: { name: 'storage', include: [...inFolder('storage', 'storage-only'), FEATURE_STORAGE_TESTS], env: { TEST_STORAGE: 'pglite,postgres,pgbouncer' } } },
       ...(['tools', 'processes', 'loop', 'browser'] as const).map((name) => ({ extends: true as const, test: { name, include: inFolder(name), env: { TEST_STORAGE: 'sqlite' } } })),
     ],
   },

@@ -34,7 +34,7 @@ import { exitOnSignals } from '../src/transport/shutdown.js';
 import { loadBundledSpec, type OpenApiDocument } from '../src/shared/spec.js';
 import { openSqlite, type DatabaseHandle } from '../src/store/database.js';
 import { explainDatabaseError } from '../src/store/databaseErrors.js';
-import { createSandboxStore, type SandboxSeeds } from '../src/store/sandbox.js';
+import { createSandboxStore, type SandboxSeeds } from '../src/features/sandbox/store.js';
 import type { NewPetRecord } from '../src/store/resources/pets.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { isNode, operationsOf, type Node } from './lib/operations.js';

@@ -3,7 +3,7 @@
  * lives in lazy chunks of its own (src/server.ts imports src/features/tracing/tracing.ts only when the
  * variables ask). Without the variables none of those chunks is even read; with them the spans of
  * a request reach a local OTLP/HTTP receiver when SIGTERM stops the server. (The sources' run is
- * test/quick/tracing.test.ts; a bundle can differ: a dynamic import of a CommonJS package there has no
+ * src/features/tracing/tracing.test.ts; a bundle can differ: a dynamic import of a CommonJS package there has no
  * named exports, which once broke the exporter's loading in the bundle alone.)
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

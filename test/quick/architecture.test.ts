@@ -12,9 +12,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = process.cwd();
 
+/** A feature's tests sit in its folder (src/features/<name>/*.test.ts) but are not part of the server. */
+const TEST_FILE = /\.test\.ts$/;
+
+/** The server's modules under `dir`: its .ts files but the tests beside them. */
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !TEST_FILE.test(e.name))
     .map((e) => relative(root, join(e.parentPath, e.name)));
 }
 
@@ -80,6 +84,7 @@ async function importGraph(folders: readonly string[], rules: IForbiddenRuleType
       baseDir: root,
       tsPreCompilationDeps: true,
       includeOnly: under(folders),
+      exclude: { path: TEST_FILE.source },
       validate: true,
       ruleSet: { forbidden: [{ name: 'no-circular', severity: 'error', from: {}, to: { circular: true } }, ...rules] },
     },
@@ -139,8 +144,8 @@ describe('architecture', () => {
     ['raw-body', ['src/http/']],
     ['content-type', ['src/http/']],
     ['busboy', ['src/http/bodies/multipart.ts']],
-    // A feature that keeps records (exactly-once, the deprecated calls) holds its own queries, as a resource's store module does.
-    ['kysely', ['src/store/', 'src/features/exactlyOnce/', 'src/features/deprecation/']],
+    // A feature that keeps records (exactly-once, the deprecated calls) or empties them (the sandbox's reset) holds its own queries, as a resource's store module does.
+    ['kysely', ['src/store/', 'src/features/exactlyOnce/', 'src/features/deprecation/', 'src/features/sandbox/']],
     ['better-sqlite3', ['src/store/database.ts']],
     ['pg', ['src/store/database.ts']],
     ['pino', ['src/shared/logger.ts']],
@@ -152,6 +157,21 @@ describe('architecture', () => {
     const users = runtime.filter((file) => importsOf(file).some((s) => s === library || s.startsWith(`${library}/`)));
     expect(users.length).toBeGreaterThan(0);
     expect(users.filter((file) => !owner.some((place) => (place.endsWith('/') ? file.startsWith(place) : file === place))), `imports ${library}`).toEqual([]);
+  });
+
+  it('no folder of src/ or scripts/ holds more than 12 source files side by side (a folder says what lives in it)', () => {
+    const counts = new Map<string, number>();
+    for (const file of [...sources('src'), ...sources('scripts')]) {
+      const folder = file.slice(0, file.lastIndexOf('/'));
+      counts.set(folder, (counts.get(folder) ?? 0) + 1);
+    }
+    expect(counts.size).toBeGreaterThan(10);
+    expect([...counts].filter(([, count]) => count > 12)).toEqual([]);
+  });
+
+  it("the server imports none of the tests beside its features, nor test/'s helpers", () => {
+    const users = runtime.filter((file) => importsOf(file).some((spec) => /\.test\.js$|(^|\/)test\//.test(spec)));
+    expect(users).toEqual([]);
   });
 
   describe('the import graph of src/ and handlers/ (dependency-cruiser)', () => {

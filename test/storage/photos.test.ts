@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../generated/stores.js';
 import type { Pet } from '../../client/index.js';
 import { openSqlite } from '../../src/store/database.js';
-import { createSandboxStore } from '../../src/store/sandbox.js';
+import { createSandboxStore } from '../../src/features/sandbox/store.js';
 import { inUnitOfWork } from '../../src/store/queries/unitOfWork.js';
 import { injectable } from '../support/inject.js';
 import { addPets, countPets, describeEachTarget } from '../support/server.js';

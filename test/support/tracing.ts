@@ -1,5 +1,5 @@
 /**
- * For the tracing tests (test/quick/tracing.test.ts, test/processes/tracingBundle.test.ts): a real OTLP/HTTP
+ * For the tracing tests (src/features/tracing/tracing.test.ts, test/processes/tracingBundle.test.ts): a real OTLP/HTTP
  * receiver on a local port that decodes what arrives as a collector would, and the server's entry
  * started as a process under a loader hook that records every module it loads.
  */

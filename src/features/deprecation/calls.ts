@@ -21,6 +21,9 @@ export type Tables = {
   };
 };
 
+/** The table of deprecated calls: the server's own record, which the sandbox's reset keeps. */
+export const CALLS_TABLE = 'deprecated_calls' satisfies keyof Tables;
+
 /** How often the counts are written unless the caller says otherwise. */
 export const FLUSH_EVERY_MS = 5_000;
 

@@ -3,7 +3,7 @@
  * (./config.ts, readTracing): a SERVER span per request, a CLIENT span per database query under
  * it, exported over OTLP/HTTP by the SDK's batch span processor, and the active span's ids on every
  * log line written inside it. Nothing else imports OpenTelemetry, so with tracing off none of it is
- * loaded (test/quick/tracing.test.ts from the sources, test/processes/tracingBundle.test.ts in the bundle).
+ * loaded (src/features/tracing/tracing.test.ts from the sources, test/processes/tracingBundle.test.ts in the bundle).
  *
  * Why spans are started here, with the OpenTelemetry API, rather than by the maintained
  * instrumentations (instrumentation-http, instrumentation-pg): those patch a module as `require`

@@ -6,9 +6,10 @@
  * sandbox never runs on PostgreSQL (it refuses DATABASE_URL).
  */
 import { sql } from 'kysely';
-import type { Pet } from '../shared/schemas.js';
-import type { DatabaseHandle } from './database.js';
-import type { NewPetRecord, Tables as PetTables } from './resources/pets.js';
+import type { Pet } from '../../shared/schemas.js';
+import type { DatabaseHandle } from '../../store/database.js';
+import { CALLS_TABLE } from '../deprecation/calls.js';
+import type { NewPetRecord, Tables as PetTables } from '../../store/resources/pets.js';
 
 export interface SandboxSeeds {
   /** Animals stored with the ids they carry (the examples of listPets' 200). */
@@ -22,8 +23,8 @@ export interface SandboxStore {
   reset(): Promise<number>;
 }
 
-/** The server's own tables (migrations 0002, 0003, 0005, Kysely's), which a reset keeps. */
-const KEPT = new Set(['api_keys', 'server_secrets', 'deprecated_calls', 'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence']);
+/** The server's own tables (the keys', the secrets', the deprecated calls', Kysely's), which a reset keeps. */
+const KEPT = new Set(['api_keys', 'server_secrets', CALLS_TABLE, 'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence']);
 
 export function createSandboxStore(database: DatabaseHandle, seeds: SandboxSeeds): SandboxStore {
   if (database.dialect !== 'sqlite') throw new Error('the sandbox store is SQLite only');

@@ -8,9 +8,9 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/shared/env.js';
-import { loadConfig } from '../../src/config.js';
-import { addPets, startTestServer, type Target, type TestServer } from '../support/server.js';
+import { ConfigError } from '../../shared/env.js';
+import { loadConfig } from '../../config.js';
+import { addPets, startTestServer, type Target, type TestServer } from '../../../test/support/server.js';
 
 interface Sample {
   name: string;

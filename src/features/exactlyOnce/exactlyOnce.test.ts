@@ -5,7 +5,7 @@
  * too) and runs nothing; another request with the key is a 422; concurrent retries run the
  * handler once; a key is per operation; a handler that fails leaves no record. And the keys
  * 1.2.0 recorded (createPet's own table) replay after the migration. In process: nothing here is
- * about the socket (test/storage/idempotency.test.ts drives createPet over one, on every storage target).
+ * about the socket (src/features/exactlyOnce/idempotency.storage.test.ts drives createPet over one, on every storage target).
  */
 import { hash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,12 +14,12 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handlers } from '../../generated/handlers.js';
-import { migrations } from '../../generated/migrations.js';
-import type { Handlers } from '../../src/core/contract.js';
-import { BinaryBody } from '../../src/shared/schemas.js';
-import { loadBundledSpec, type OpenApiDocument } from '../../src/shared/spec.js';
-import { injectable, type Injectable } from '../support/inject.js';
+import { handlers } from '../../../generated/handlers.js';
+import { migrations } from '../../../generated/migrations.js';
+import type { Handlers } from '../../core/contract.js';
+import { BinaryBody } from '../../shared/schemas.js';
+import { loadBundledSpec, type OpenApiDocument } from '../../shared/spec.js';
+import { injectable, type Injectable } from '../../../test/support/inject.js';
 
 const keyed = { $ref: '#/components/parameters/IdempotencyKey' };
 const replayedHeader = { description: 'A replay.', required: false, schema: { type: 'string', enum: ['true'] } };

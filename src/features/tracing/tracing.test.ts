@@ -12,12 +12,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopProcess } from '../../scripts/lib/processes.js';
-import { ConfigError } from '../../src/shared/env.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/shared/logger.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { jsonSpans, plainEnv, randomHex as hex, recordedModules, startAndAsk, startReceiver, traceparent, until, type Receiver } from '../support/tracing.js';
+import { stopProcess } from '../../../scripts/lib/processes.js';
+import { ConfigError } from '../../shared/env.js';
+import { loadConfig } from '../../config.js';
+import { createLogger } from '../../shared/logger.js';
+import { startTestServer, type TestServer } from '../../../test/support/server.js';
+import { jsonSpans, plainEnv, randomHex as hex, recordedModules, startAndAsk, startReceiver, traceparent, until, type Receiver } from '../../../test/support/tracing.js';
 
 describe('which variables turn traces on (src/features/tracing/config.ts, the SDK\'s own names)', () => {
   const tracing = (env: Record<string, string>) => loadConfig(env).tracing;
@@ -46,7 +46,7 @@ describe('which variables turn traces on (src/features/tracing/config.ts, the SD
 
 describe('the query summary (the database conventions\' "Generating a summary of the query")', () => {
   it('each operation and each table it names, in order; no literal, no placeholder', async () => {
-    const { summarise } = await import('../../src/features/tracing/tracing.js');
+    const { summarise } = await import('./tracing.js');
     expect(summarise('select "id", "name" from "pets" where "id" = ?')).toEqual({ summary: 'SELECT pets', operation: 'SELECT', collection: 'pets' });
     expect(summarise('insert into "pets" ("name") values (?) returning "id"')).toEqual({ summary: 'INSERT pets', operation: 'INSERT', collection: 'pets' });
     expect(summarise("select page, exists(select 1 from pets p where p.id > agg.last_id) from (select json_group_array(json_object('id', id)) as page from (select id from pets where status = ? limit cast(? as integer)) as r) as agg")).toEqual({

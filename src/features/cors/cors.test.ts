@@ -7,14 +7,14 @@
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startProcess, stopProcess } from '../../scripts/lib/processes.js';
-import { ConfigError } from '../../src/shared/env.js';
-import { loadConfig } from '../../src/config.js';
-import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from '../../src/features/cors/cors.js';
-import { createOpenApiBackend } from '../../src/http/validation.js';
-import { projectRoot } from '../../src/shared/paths.js';
-import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../../src/shared/spec.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { startProcess, stopProcess } from '../../../scripts/lib/processes.js';
+import { ConfigError } from '../../shared/env.js';
+import { loadConfig } from '../../config.js';
+import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from './cors.js';
+import { createOpenApiBackend } from '../../http/validation.js';
+import { projectRoot } from '../../shared/paths.js';
+import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../../shared/spec.js';
+import { startTestServer, type TestServer } from '../../../test/support/server.js';
 
 const PAGE = 'http://localhost:5173';
 const OTHER = 'http://evil.example';

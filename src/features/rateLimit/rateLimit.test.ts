@@ -8,12 +8,12 @@
  * there. The store does not matter to limits, so SQLite alone.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/shared/env.js';
-import { loadConfig } from '../../src/config.js';
-import { type RateLimitConfig } from '../../src/features/rateLimit/config.js';
-import { createLogger } from '../../src/shared/logger.js';
-import { createRateLimiter } from '../../src/features/rateLimit/rateLimit.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { ConfigError } from '../../shared/env.js';
+import { loadConfig } from '../../config.js';
+import { type RateLimitConfig } from './config.js';
+import { createLogger } from '../../shared/logger.js';
+import { createRateLimiter } from './rateLimit.js';
+import { startTestServer, type TestServer } from '../../../test/support/server.js';
 
 const redisUrl = process.env.REDIS_URL || undefined;
 if (!redisUrl) console.warn('[rate limits] REDIS_URL is not set: the Redis-backed tests are skipped (the in-memory ones still run).');

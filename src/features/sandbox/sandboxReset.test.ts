@@ -1,5 +1,5 @@
 /**
- * The sandbox's reset (src/store/sandbox.ts) empties every resource, whatever src/store/resources/
+ * The sandbox's reset (src/features/sandbox/store.ts) empties every resource, whatever src/store/resources/
  * holds, a resource added later included, and the Idempotency-Key records; it keeps the server's
  * own tables (API keys, secrets), and puts the seed animals back with their ids. On a real SQLite
  * file, with a made-up resource's table that references pets.
@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createApiKeyStore } from '../../src/store/apiKeys.js';
-import { openSqlite, type DatabaseHandle } from '../../src/store/database.js';
-import { createSandboxStore } from '../../src/store/sandbox.js';
+import { createApiKeyStore } from '../../store/apiKeys.js';
+import { openSqlite, type DatabaseHandle } from '../../store/database.js';
+import { createSandboxStore } from './store.js';
 
 let dir = '';
 let database: DatabaseHandle;

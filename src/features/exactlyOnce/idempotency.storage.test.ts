@@ -7,13 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/shared/logger.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { createApiKeyStore } from '../../src/store/apiKeys.js';
-import { KEY_RETENTION_MS, purgeIdempotencyKeys } from '../../src/features/exactlyOnce/purge.js';
-import type { Tables as RecordTables } from '../../src/features/exactlyOnce/records.js';
-import { createSandboxStore } from '../../src/store/sandbox.js';
-import { countPets, describeEachTarget, listAllPets, openTestStorage, targets, testConfig, type StorageHandle, type TestServer } from '../support/server.js';
+import { createLogger } from '../../shared/logger.js';
+import { startServer, type RunningServer } from '../../server.js';
+import { createApiKeyStore } from '../../store/apiKeys.js';
+import { KEY_RETENTION_MS, purgeIdempotencyKeys } from './purge.js';
+import type { Tables as RecordTables } from './records.js';
+import { createSandboxStore } from '../sandbox/store.js';
+import { countPets, describeEachTarget, listAllPets, openTestStorage, targets, testConfig, type StorageHandle, type TestServer } from '../../../test/support/server.js';
 
 type Pet = { id: number; name: string; categoryId: number; status: string };
 
