@@ -7,8 +7,8 @@ import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { childPids } from './cleanup.js';
 import type { LoadRequest, LoadTiming, RunResult } from './load.js';
-import { cpuSnapshot, cpuUse, type CpuSnapshot } from './measure.js';
-import { percentile, round2, sleep } from './stats.js';
+import { cpuSnapshot, cpuUse, settle, type CpuSnapshot } from './measure.js';
+import { percentile, round2 } from './stats.js';
 
 // autocannon is CommonJS without bundled types: the slice of its API used here.
 
@@ -118,7 +118,7 @@ export async function runAutocannon(request: LoadRequest, expected: number, serv
   const sorted = Float64Array.from(w.latencies).sort();
   let unexpected = 0;
   for (const [code, count] of Object.entries(w.statuses)) if (Number(code) !== expected) unexpected += count;
-  await sleep(200); // let closed sockets settle between runs
+  await settle();
   return {
     rps: Math.round(total / Math.max(seconds, 1e-3)),
     total,

@@ -2,10 +2,11 @@
  * What a server costs, read from /proc: CPU time per request (and how busy the machine was with
  * work that is not ours, since other people's tests share these cores), and its memory.
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { startProcess } from '../scripts/lib/processes.js';
-import { round2 } from './stats.js';
+import { round2, sleep } from './stats.js';
 
 /** Jiffies per second of /proc's CPU counters; 100 on every Linux we run on, asked anyway. */
 const CLK_TCK = await (async () => {
@@ -145,4 +146,15 @@ export function memoryOf(pid: number): Memory {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const mib = (field: string) => round2(Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024);
   return { rssMiB: mib('VmRSS'), hwmMiB: mib('VmHWM'), anonMiB: mib('RssAnon'), fileMiB: mib('RssFile') };
+}
+
+/**
+ * Between two load runs: the disk's writes flushed (`sync`: the run's SQLite pages, WAL and
+ * photos, fsynced by the store but still written back by the kernel's threads), then closed
+ * sockets given a moment. Without it, a write-heavy run (1 MiB uploads) is still being written
+ * back during the next run's measured window, by kernel workers the next target competes with.
+ */
+export async function settle(): Promise<void> {
+  await new Promise<void>((resolve) => execFile('sync', () => resolve()));
+  await sleep(200);
 }

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { startProcess } from '../scripts/lib/processes.js';
 import { childPids, makeTempDir, track } from './cleanup.js';
 import type { LoadRequest, LoadTiming, RunResult } from './load.js';
-import { cpuSnapshot, cpuUse } from './measure.js';
-import { round2, sleep } from './stats.js';
+import { cpuSnapshot, cpuUse, settle } from './measure.js';
+import { round2 } from './stats.js';
 
 /** Whether `wrk` runs here (it prints its usage and exits 1 to `-v`, so the output is what tells). */
 export function wrkInstalled(): boolean {
@@ -91,7 +91,7 @@ export async function runWrk(request: LoadRequest, expected: number, serverPid: 
   const after = cpuSnapshot(serverPid);
   // wrk tells only how many answers had a status ≥ 400: that is the unexpected count when a 2xx is expected, the expected count otherwise.
   const unexpected = expected < 400 ? f.statusErrors : f.requests - f.statusErrors;
-  await sleep(200); // let closed sockets settle between runs
+  await settle();
   return {
     rps: Math.round(f.requests / Math.max(f.durationUs / 1e6, 1e-3)),
     total: f.requests,
