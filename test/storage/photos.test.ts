@@ -32,6 +32,7 @@ function pngOf(size: number): Buffer {
   return bytes;
 }
 
+// Over a socket: uploads refused before their body is read (415, 413, 401) are drained from the connection or cut, which only a connection shows.
 describeEachTarget('pet photos: PUT and GET /pets/{petId}/photo, createPet as a form', (t) => {
   let pet: Pet;
   let bare: Pet;
@@ -288,7 +289,7 @@ describeEachTarget('pet photos: PUT and GET /pets/{petId}/photo, createPet as a 
       expect(await countPets(t())).toBe(before);
     });
   });
-});
+}, { socket: true });
 
 describeEachTarget('pet photos through the typed client (client/index.ts): uploads and downloads', (t) => {
   it('uploads a Blob (sent with its own type) or bytes (with a Content-Type), downloads a Blob or an ArrayBuffer, asks for a range', async () => {

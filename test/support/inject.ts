@@ -65,16 +65,27 @@ export async function injectable({ databaseFile, ...options }: Partial<AppOption
   };
 }
 
-/** A fetch over the listener in process: the same Response a test would read from a socket. */
-export type InProcessFetch = (path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<Response>;
+/**
+ * `fetch` over the listener in process, as the typed client and a test's own calls make it: the
+ * same Request in (a path, or a URL whose origin is ignored; any body fetch takes, read to bytes)
+ * and the same Response out as from a socket. What only a socket shows (a connection closed, a
+ * body streamed as it comes, node:http's own refusals) stays with the real listener.
+ */
+export type InProcessFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export function inProcessFetch(listener: RequestListener): InProcessFetch {
-  return async (path, init = {}) => {
-    const method = init.method ?? 'GET';
-    const answer = await lightInject(listener, { method, url: path, headers: init.headers ?? {}, ...(init.body === undefined ? {} : { payload: init.body }) });
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) for (const one of [value].flat()) headers.append(name, String(one));
-    const bodiless = answer.statusCode === 204 || answer.statusCode === 304 || method === 'HEAD';
-    return new Response(bodiless ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, headers });
+  return async (input, init) => {
+    const request = new Request(typeof input === 'string' && input.startsWith('/') ? new URL(input, 'http://in-process') : input, init);
+    const { pathname, search } = new URL(request.url);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const payload = request.body === null ? undefined : Buffer.from(await request.arrayBuffer());
+    const answer = await lightInject(listener, { method: request.method as InjectOptions['method'], url: `${pathname}${search}`, headers, ...(payload === undefined ? {} : { payload }) });
+    const answered = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) for (const one of [value].flat()) answered.append(name, String(one));
+    const bodiless = answer.statusCode === 204 || answer.statusCode === 304 || request.method === 'HEAD';
+    return new Response(bodiless ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, statusText: answer.statusMessage, headers: answered });
   };
 }

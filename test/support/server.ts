@@ -8,6 +8,7 @@
  *   pgbouncer the same, reached through a PgBouncer in transaction mode started for the run, with
  *             named prepared statements off (DATABASE_PREPARED_STATEMENTS=off), as behind a pooler
  */
+import type { RequestListener } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import type { OpenApiDocument } from '../../src/shared/spec.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
 import { pgbouncerMissing, startPgbouncer } from '../../scripts/lib/pgbouncer.js';
+import { inProcessFetch } from './inject.js';
 import { startPglite } from './pglite.js';
 
 export type Target = 'sqlite' | 'pglite' | 'postgres' | 'pgbouncer';
@@ -55,8 +57,13 @@ export interface TestServer {
   api: string;
   origin: string;
   key: string;
+  /** The typed client, with the test key: over the socket, or in process when the server was started `inProcess`. */
   client: AnimalStoreClient;
-  /** A raw request to a path under the API base, with the test key unless headers say otherwise. */
+  /**
+   * A raw request to a path under the API base, with the test key unless headers say otherwise:
+   * over the socket, or in process (./inject.ts) when the server was started `inProcess`. A test
+   * about what only a socket shows calls `fetch(t.api + path)` itself.
+   */
   request(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
   close(): Promise<void>;
 }
@@ -151,24 +158,29 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   };
 }
 
-/** `logger`: where the server logs (a test reading its lines); by default stdout at the config's level. */
-export async function startTestServer(target: Target, overrides: Partial<Config> = {}, options: { logger?: Logger; document?: OpenApiDocument } = {}): Promise<TestServer> {
+/**
+ * `logger`: where the server logs (a test reading its lines); by default stdout at the config's
+ * level. `inProcess`: `request` and `client` hand each request to the server's listener without a
+ * socket (light-my-request, ./inject.ts); the server still listens, for a test that needs one.
+ */
+export async function startTestServer(target: Target, overrides: Partial<Config> = {}, options: { logger?: Logger; document?: OpenApiDocument; inProcess?: boolean } = {}): Promise<TestServer> {
   const storage = await openTestStorage(target);
   const config = testConfig(overrides);
   const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel), database: storage.database, bootstrapKey: false, document: options.document });
   const { key } = await server.keys.create('test');
   await server.keyCache.refresh();
   const api = `${server.origin}${server.basePath}`;
+  const send = options.inProcess ? inProcessFetch(listenerOf(server)) : fetch;
   return {
     server,
     api,
     origin: server.origin,
     key,
-    client: createAnimalStoreClient({ baseUrl: api, apiKey: key }),
+    client: createAnimalStoreClient({ baseUrl: api, apiKey: key, fetch: send }),
     request(path, init = {}) {
       const headers = new Headers(init.headers);
       if (init.auth !== false && !headers.has('authorization')) headers.set('Authorization', `Bearer ${key}`);
-      return fetch(`${api}${path}`, { ...init, headers });
+      return send(`${api}${path}`, { ...init, headers });
     },
     async close() {
       await server.close();
@@ -178,15 +190,28 @@ export async function startTestServer(target: Target, overrides: Partial<Config>
 }
 
 /**
- * Runs `body` once per storage target against its own server, and checks after every test that
- * no response broke the contract.
+ * What node:http does with each request of the server: emits `request` to its listeners, in
+ * order (the connection bookkeeping of src/transport/connections.ts, then the request path).
  */
-export function describeEachTarget(title: string, body: (ctx: () => TestServer) => void): void {
+function listenerOf(server: RunningServer): RequestListener {
+  const { http } = server;
+  if (http.listenerCount('request') === 0) throw new Error('the server has no request listener');
+  return (req, res) => void http.emit('request', req, res);
+}
+
+/**
+ * Runs `body` once per storage target against its own server, its requests in process (`request`
+ * and `client`; `api` still reaches it over a socket), and checks after every test that no
+ * response broke the contract. `socket: true` sends them over the socket instead, for a suite of
+ * what only a connection shows: uploads refused before their body is read, which the server
+ * drains from the connection or cuts it (src/http/body.ts).
+ */
+export function describeEachTarget(title: string, body: (ctx: () => TestServer) => void, { socket = false }: { socket?: boolean } = {}): void {
   describe.each(targets)(`${title} [%s]`, (target) => {
     let current: TestServer | undefined;
     beforeAll(async () => {
-      current = await startTestServer(target);
-      console.info(`[${target}] ${title}: real server at ${current.api}`);
+      current = await startTestServer(target, {}, { inProcess: !socket });
+      console.info(`[${target}] ${title}: ${socket ? 'requests over a socket to' : 'requests in process, the server also at'} ${current.api}`);
     });
     afterAll(async () => {
       await current?.close();
