@@ -38,7 +38,7 @@ const parse = (kind: HeaderFact['kind'], field: string, more: Partial<HeaderFact
 describe('the headers of the per-operation methods, from the real server', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite');
+    t = await startTestServer('sqlite', {}, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -114,7 +114,7 @@ describe('rateLimit, rateLimitPolicy and retryAfter with RATE_LIMIT set', () => 
   const QUOTA = 3;
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: 60, redisUrl: undefined } });
+    t = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: 60, redisUrl: undefined } }, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();

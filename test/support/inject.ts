@@ -86,6 +86,9 @@ export function inProcessFetch(listener: RequestListener): InProcessFetch {
     const answered = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) for (const one of [value].flat()) answered.append(name, String(one));
     const bodiless = answer.statusCode === 204 || answer.statusCode === 304 || request.method === 'HEAD';
-    return new Response(bodiless ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, statusText: answer.statusMessage, headers: answered });
+    const response = new Response(bodiless ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, statusText: answer.statusMessage, headers: answered });
+    // As fetch's: the URL asked for, which a client resolves the answer's relative links against.
+    Object.defineProperty(response, 'url', { value: request.url });
+    return response;
   };
 }

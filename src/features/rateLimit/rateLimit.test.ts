@@ -50,7 +50,7 @@ describe('rate limits in memory (RATE_LIMIT=3, RATE_LIMIT_WINDOW_S=60)', () => {
   const WINDOW_S = 60;
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: WINDOW_S, redisUrl: undefined }, corsOrigins: '*' });
+    t = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: WINDOW_S, redisUrl: undefined }, corsOrigins: '*' }, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -142,7 +142,7 @@ describe('rate limits in memory (RATE_LIMIT=3, RATE_LIMIT_WINDOW_S=60)', () => {
 describe('rate limits off (RATE_LIMIT unset, the default)', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite');
+    t = await startTestServer('sqlite', {}, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -212,7 +212,7 @@ describe('fail open: Redis not there', () => {
   describe('the server keeps serving, and counts what it let through (METRICS_PORT)', () => {
     let t: TestServer;
     beforeAll(async () => {
-      t = await startTestServer('sqlite', { rateLimit: { quota: 1, windowS: 60, redisUrl: DEAD_REDIS }, metricsPort: 0, metricsHost: '127.0.0.1' });
+      t = await startTestServer('sqlite', { rateLimit: { quota: 1, windowS: 60, redisUrl: DEAD_REDIS }, metricsPort: 0, metricsHost: '127.0.0.1' }, { inProcess: true });
     });
     afterAll(async () => {
       await t?.close();
@@ -236,7 +236,7 @@ describe.skipIf(!redisUrl)('rate limits in Redis (REDIS_URL)', () => {
   const QUOTA = 4;
   let a: TestServer;
   beforeAll(async () => {
-    a = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: 30, redisUrl } });
+    a = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: 30, redisUrl } }, { inProcess: true });
   });
   afterAll(async () => {
     await a?.close();
