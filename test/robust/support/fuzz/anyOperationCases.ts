@@ -31,9 +31,25 @@ function isSecured(contract: ContractSpec, op: OperationSpec): boolean {
   return security.length > 0 && !security.some((requirement) => Object.keys(requirement as object).length === 0);
 }
 
+/**
+ * A parameter's examples, as they are and with their numbers drawn again (`bytes=0-1023` becomes
+ * `bytes=7-3`): text of the shape the spec shows, which a schema of any text would almost never give.
+ */
+function likeExamples(p: ParameterSpec): fc.Arbitrary<string> | undefined {
+  if (p.examples.length === 0) return undefined;
+  const example = fc.constantFrom(...p.examples);
+  const redrawn = fc.tuple(example, fc.array(fc.nat({ max: 100_000 }), { minLength: 8, maxLength: 8 })).map(([text, numbers]) => {
+    let i = 0;
+    return text.replace(/\d+/g, () => String(numbers[i++ % numbers.length]));
+  });
+  return fc.oneof(example, redrawn);
+}
+
 /** A parameter's valid value as text on the wire; a path parameter tries the stored ids first. */
 function validText(ctx: AnyOperationContext, p: ParameterSpec): fc.Arbitrary<string> {
-  const drawn = validValue(ctx.contract, p.schema).map((v) => (typeof v === 'string' ? v : serialize(v)));
+  const fromSchema = validValue(ctx.contract, p.schema).map((v) => (typeof v === 'string' ? v : serialize(v)));
+  const shaped = likeExamples(p);
+  const drawn = shaped === undefined ? fromSchema : fc.oneof(fromSchema, shaped);
   const text = p.in === 'header' ? drawn.map(asHeaderText) : drawn;
   if (p.in !== 'path' || ctx.knownIds.length === 0) return text;
   return fc.oneof({ arbitrary: fc.constantFrom(...ctx.knownIds.map(String)), weight: 3 }, { arbitrary: text, weight: 1 });
@@ -75,7 +91,11 @@ function validValues(ctx: AnyOperationContext): fc.Arbitrary<Record<string, stri
   });
 }
 
-/** A body of each declared media type: JSON drawn from the schema or any JSON, other kinds any bytes. */
+/**
+ * A body of each declared media type: JSON drawn from the schema or any JSON; other kinds any
+ * bytes, or as often one of the type's example files (a valid photo), so what the operation
+ * stores is stored too, and the reads after it answer it (ranges, conditions) rather than 404.
+ */
 function someBody(ctx: AnyOperationContext): fc.Arbitrary<{ mediaType: string; bytes: Buffer }> | undefined {
   const body = ctx.op.requestBody;
   if (!body) return undefined;
@@ -87,7 +107,10 @@ function someBody(ctx: AnyOperationContext): fc.Arbitrary<{ mediaType: string; b
   for (const mediaType of body.otherMediaTypes) {
     // A multipart type needs its boundary named: without it, the body is malformed from the first byte.
     const sent = mediaType.startsWith('multipart/') ? `${mediaType}; boundary=fuzz` : mediaType;
-    kinds.push(fc.uint8Array({ maxLength: 4096 }).map((bytes) => ({ mediaType: sent, bytes: Buffer.from(bytes) })));
+    const random = fc.uint8Array({ maxLength: 4096 }).map((bytes) => Buffer.from(bytes));
+    const examples = body.exampleFiles[mediaType] ?? [];
+    const bytes = examples.length > 0 ? fc.oneof(random, fc.constantFrom(...examples)) : random;
+    kinds.push(bytes.map((b) => ({ mediaType: sent, bytes: b })));
   }
   return kinds.length > 0 ? fc.oneof(...kinds) : undefined;
 }

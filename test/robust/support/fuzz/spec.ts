@@ -5,7 +5,7 @@
  * change to the spec changes what is fuzzed and what is expected without touching the tests.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { dereferenceDocument } from '../../../support/dereference.js';
 
 /** The JSON-Schema subset the spec uses (OpenAPI 3.1 = JSON Schema 2020-12), `$ref`s resolved. */
@@ -35,6 +35,8 @@ export interface ParameterSpec {
   required: boolean;
   schema: JsonSchema;
   description?: string;
+  /** Its `example` and `examples` values, as text: what the spec shows a caller sends (a `Range`'s `bytes=0-1023`). */
+  examples: string[];
 }
 
 export interface HeaderSpec {
@@ -59,9 +61,11 @@ export interface OperationSpec {
   /**
    * `mediaTypes`: the JSON ones (`application/json`, `+json`), whose bodies are fuzzed against
    * `schema` (application/json's); `otherMediaTypes`: the rest it declares (a form, multipart,
-   * bytes), never sent a JSON body as if it were theirs.
+   * bytes), never sent a JSON body as if it were theirs. `exampleFiles`: per media type, the bytes
+   * of the examples that name a file of spec/ (`x-example-file`: a photo to send), so a fuzzer can
+   * send what the operation stores, not only bytes it refuses.
    */
-  requestBody: { required: boolean; mediaTypes: string[]; otherMediaTypes: string[]; schema: JsonSchema | undefined } | undefined;
+  requestBody: { required: boolean; mediaTypes: string[]; otherMediaTypes: string[]; schema: JsonSchema | undefined; exampleFiles: Record<string, Buffer[]> } | undefined;
   /** By status code (`'200'`) or `'default'`. */
   responses: Record<string, ResponseSpec>;
 }
@@ -139,7 +143,19 @@ function responseSpec(raw: unknown, what: string): ResponseSpec {
 }
 
 /** Reads and indexes the bundled contract. */
-export async function loadContract(path = join(process.cwd(), 'generated', 'openapi.json')): Promise<ContractSpec> {
+/** Each media type's examples that name a file (`x-example-file`, relative to spec/), read. */
+function exampleFilesOf(content: Record<string, unknown>, specDir: string): Record<string, Buffer[]> {
+  const files: Record<string, Buffer[]> = {};
+  for (const [mediaType, media] of Object.entries(content)) {
+    const examples = isRecord(media) && isRecord(media.examples) ? Object.values(media.examples) : [];
+    const named = examples.flatMap((example) => (isRecord(example) && typeof example['x-example-file'] === 'string' ? [example['x-example-file']] : []));
+    if (named.length > 0) files[mediaType] = named.map((file) => readFileSync(join(specDir, file)));
+  }
+  return files;
+}
+
+/** `specDir`: where the contract's `x-example-file` names are read from (spec/, beside generated/). */
+export async function loadContract(path = join(process.cwd(), 'generated', 'openapi.json'), specDir = join(dirname(path), '..', 'spec')): Promise<ContractSpec> {
   const document = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
   const dereferenced = await dereferenceDocument(document);
   const resolved = dereferenced.document;
@@ -161,11 +177,13 @@ export async function loadContract(path = join(process.cwd(), 'generated', 'open
       if (method === 'get' && !isRecord(item.head)) methodsByPath[path].push('HEAD');
       const parameters = [...(Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(op.parameters) ? op.parameters : [])].map((p): ParameterSpec => {
         const param = object(p, `${String(op.operationId)} parameter`);
+        const shown = [...('example' in param ? [param.example] : []), ...Object.values(isRecord(param.examples) ? param.examples : {}).map((e) => (isRecord(e) ? e.value : undefined))];
         const spec: ParameterSpec = {
           name: String(param.name),
           in: param.in as ParameterSpec['in'],
           required: param.required === true,
           schema: flatten((param.schema ?? {}) as JsonSchema),
+          examples: shown.flatMap((value) => (value === undefined ? [] : [typeof value === 'string' ? value : JSON.stringify(value)])),
         };
         if (typeof param.description === 'string') spec.description = param.description;
         return spec;
@@ -181,6 +199,7 @@ export async function loadContract(path = join(process.cwd(), 'generated', 'open
           mediaTypes: Object.keys(content).filter(isJson),
           otherMediaTypes: Object.keys(content).filter((type) => !isJson(type)),
           schema: isRecord(json) && isRecord(json.schema) ? (json.schema as JsonSchema) : undefined,
+          exampleFiles: exampleFilesOf(content, specDir),
         };
       }
       const responses: Record<string, ResponseSpec> = {};

@@ -30,6 +30,11 @@ export class Tally {
     return t ? t.valid + t.invalid : 0;
   }
 
+  /** How many of the operation's answers had each status. */
+  statuses(operationId: string): ReadonlyMap<number, number> {
+    return this.ops.get(operationId)?.statuses ?? new Map();
+  }
+
   summary(): string {
     const parts = [...this.ops.entries()].map(([op, t]) => {
       const statuses = [...t.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
