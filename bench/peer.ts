@@ -28,18 +28,20 @@ import { SECURITY_HEADERS } from '../src/http/securityHeaders.js';
 type Status = 'available' | 'pending' | 'sold';
 interface Pet { id: number; name: string; categoryId: number; status: Status }
 interface Detail { in: string; field: string; message: string }
-type Operation = { operationId?: string; 'x-deprecated-at'?: string; 'x-sunset'?: string };
+type Operation = { operationId?: string; tags?: string[]; externalDocs?: { url?: string }; 'x-deprecated-at'?: string; 'x-sunset'?: string };
 interface Spec { paths: Record<string, Record<string, Operation>> }
 
 const spec = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as Spec;
 const BASE = '/v1';
 const REVALIDATE = 'private, no-cache';
 
-// The spec marks deprecated operations with x-deprecated-at and x-sunset: their answers say so.
+// The spec marks deprecated operations with x-deprecated-at and x-sunset: their answers say so,
+// with a Link to the operation's docs (RFC 9745), as ours do.
 const deprecations = new Map<string, Record<string, string>>();
 for (const op of Object.values(spec.paths).flatMap((path) => Object.values(path))) {
   if (op.operationId && op['x-deprecated-at'] && op['x-sunset']) {
-    deprecations.set(op.operationId, { Deprecation: `@${Date.parse(op['x-deprecated-at']) / 1000}`, Sunset: new Date(op['x-sunset']).toUTCString() });
+    const docs = op.externalDocs?.url ?? `/docs#tag/${encodeURIComponent(op.tags?.[0] ?? '')}/operation/${encodeURIComponent(op.operationId)}`;
+    deprecations.set(op.operationId, { Deprecation: `@${Date.parse(op['x-deprecated-at']) / 1000}`, Sunset: new Date(op['x-sunset']).toUTCString(), Link: `<${docs}>; rel="deprecation"; type="text/html"` });
   }
 }
 
@@ -252,9 +254,10 @@ app.addHook('onRequest', async (req, reply) => {
 app.addHook('onSend', async (req, reply, payload) => {
   const operationId = (req.routeOptions.schema as Operation | undefined)?.operationId;
   const deprecation = operationId === undefined ? undefined : deprecations.get(operationId);
+  // The handler's Link (a page's next) is part of the tag; the deprecation's, as in ours, is not.
+  const link = reply.getHeader('link');
   if (deprecation && reply.statusCode !== 401) reply.headers(deprecation);
   if (req.method !== 'GET' || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
-  const link = reply.getHeader('link');
   const etag = `"${createHash('sha256').update(typeof link === 'string' ? `${payload}\nLink: ${link}` : payload).digest('base64url').slice(0, 22)}"`;
   reply.header('ETag', etag);
   const tags = req.headers['if-none-match']?.split(',').map((tag) => tag.trim().replace(/^W\//, ''));
