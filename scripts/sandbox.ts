@@ -7,7 +7,7 @@
  * setting that turns any of it on:
  * - the store is a SQLite file in a fresh temp folder, seeded from the contract's examples and
  *   deleted when the sandbox stops (SIGINT, SIGTERM, or a crash);
- * - one documented key, `Bearer sandbox`, is accepted (src/auth/sandboxToken.ts, passed to
+ * - one documented key, `Bearer sandbox`, is accepted (src/features/sandbox/token.ts, passed to
  *   startServer as its key check); any other is the real 401 for a key never issued;
  * - every response carries `X-Sandbox: true`, and `POST /__sandbox/reset` (outside /v1) restores
  *   the seeds (src/features/sandbox/sandbox.ts: a stage put first in the list);
@@ -23,7 +23,7 @@ import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SANDBOX_TOKEN, sandboxToken } from '../src/auth/sandboxToken.js';
+import { SANDBOX_TOKEN, sandboxToken } from '../src/features/sandbox/token.js';
 import { ConfigError } from '../src/shared/env.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/features/sandbox/sandbox.js';

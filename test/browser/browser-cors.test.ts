@@ -21,7 +21,7 @@ import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../../scripts/lib/processes.js';
-import { SANDBOX_TOKEN } from '../../src/auth/sandboxToken.js';
+import { SANDBOX_TOKEN } from '../../src/features/sandbox/token.js';
 import { projectRoot } from '../../src/shared/paths.js';
 import type { ScenarioResult } from '../fixtures/cors-page/page.js';
 import { addPets, startTestServer, type TestServer } from '../support/server.js';

@@ -13,7 +13,7 @@ import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startProcess, stopProcess, waitForHttp, type RunningProcess } from '../../scripts/lib/processes.js';
-import { SANDBOX_TOKEN } from '../../src/auth/sandboxToken.js';
+import { SANDBOX_TOKEN } from '../../src/features/sandbox/token.js';
 import { projectRoot } from '../../src/shared/paths.js';
 import { consumerWithTarball, LIST_PETS_APP, type Consumer } from '../support/clientConsumer.js';
 

@@ -7,7 +7,7 @@
  * pgbouncer, mock, sandbox; unset means every target this machine can run.
  */
 import { join } from 'node:path';
-import { SANDBOX_TOKEN } from '../../src/auth/sandboxToken.js';
+import { SANDBOX_TOKEN } from '../../src/features/sandbox/token.js';
 import { projectRoot } from '../../src/shared/paths.js';
 import { freePort, startProcess, stopProcess, waitForHttp } from '../../scripts/lib/processes.js';
 import { pgbouncerMissing } from '../../scripts/lib/pgbouncer.js';
