@@ -1,15 +1,11 @@
 /**
- * The server's configuration, read from the environment at start: its own settings here, each
- * feature's by the config.ts of its folder (src/features/<name>/config.ts), so a feature's
- * variables live beside its code; a bad value is a ConfigError naming the variable.
+ * The server's configuration, read from the environment at start: its own settings here, and
+ * each feature's by its folder (src/features/<name>/config.ts), so a feature's variables live
+ * beside its code; a bad value is a ConfigError naming the variable.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readCorsOrigins, type CorsOrigins } from './features/cors/config.js';
-import { readBrownouts, type Brownout } from './features/deprecation/config.js';
-import { readMetrics } from './features/metrics/config.js';
-import { readRateLimit, type RateLimitConfig } from './features/rateLimit/config.js';
-import { readTracing, type TracingConfig } from './features/tracing/config.js';
+import { configureFeatures, type ConfiguredFeature } from './features/index.js';
 import { ConfigError, readHost, readInteger, readOneOf, readUrl, type Env } from './shared/env.js';
 import { LOG_LEVELS, type LogLevel } from './shared/logger.js';
 import { projectRoot } from './shared/paths.js';
@@ -49,31 +45,6 @@ export interface Config {
    */
   maxConnections: number;
   /**
-   * CORS_ORIGINS: the browser origins allowed to call the API from another origin (exact
-   * `scheme://host[:port]` strings as browsers send them in `Origin`), or `*` for any. Undefined
-   * (unset or empty, the production default): no CORS headers at all, so browsers allow only
-   * same-origin pages. Optional so configurations built in code need not name it.
-   */
-  corsOrigins?: CorsOrigins | undefined;
-  /**
-   * METRICS_PORT: the port of a second listener serving only GET /metrics (Prometheus text), never
-   * the public port. Undefined (unset or empty, the default): no metrics at all, no listener, no
-   * cost per request. `0` picks a free port (tests).
-   */
-  metricsPort?: number | undefined;
-  /** METRICS_HOST: the metrics listener's address, 127.0.0.1 by default (only with METRICS_PORT). */
-  metricsHost?: string | undefined;
-  /**
-   * RATE_LIMIT, RATE_LIMIT_WINDOW_S, REDIS_URL: requests per API key per window. Undefined (RATE_LIMIT
-   * unset or empty, the default): no limits, no headers, nothing loaded, no cost per request.
-   */
-  rateLimit?: RateLimitConfig | undefined;
-  /**
-   * DEPRECATION_BROWNOUTS: windows of time in which every deprecated operation answers 410 Gone,
-   * so its callers notice before the sunset date. Empty (unset, the default): none.
-   */
-  brownouts?: readonly Brownout[] | undefined;
-  /**
    * SHUTDOWN_DRAIN_MS: on SIGTERM or SIGINT, how long /readyz answers 503 while everything else
    * is still served (each answer with `Connection: close`) before the listener closes; 0: no
    * drain. Undefined (unset or empty): 5 s when /readyz was asked in the last minute (a balancer
@@ -81,11 +52,10 @@ export interface Config {
    */
   shutdownDrainMs?: number | undefined;
   /**
-   * OpenTelemetry traces, asked for by the SDK's own variables (readTracing): a SERVER span per
-   * request and a CLIENT span per query, exported over OTLP/HTTP (src/features/tracing/tracing.ts).
-   * Undefined (the default): nothing of OpenTelemetry is loaded, no cost per request.
+   * The features their settings turn on (src/features/: each reads its own variables), in the
+   * order they start. A bad value of any is a ConfigError at load, before anything opens.
    */
-  tracing?: TracingConfig | undefined;
+  features: readonly ConfiguredFeature[];
 }
 
 /** 10 s is ample for any honest client's headers; 30 s for a 64 KiB body on a slow link. */
@@ -138,11 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutMs,
     requestTimeoutMs,
     maxConnections: readInteger(env, 'MAX_CONNECTIONS', defaultMaxConnections(), 1, 1_000_000),
-    corsOrigins: readCorsOrigins(env),
-    ...readMetrics(env, port),
-    rateLimit: readRateLimit(env),
-    brownouts: readBrownouts(env),
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS === undefined || env.SHUTDOWN_DRAIN_MS === '' ? undefined : readInteger(env, 'SHUTDOWN_DRAIN_MS', 0, 0, MAX_SHUTDOWN_DRAIN_MS),
-    tracing: readTracing(env),
+    features: configureFeatures(env),
   };
 }

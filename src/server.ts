@@ -1,18 +1,20 @@
 /**
- * Composes the running service: database, key cache, app, HTTP server, and graceful shutdown.
- * The one module that imports every layer (see test/quick/architecture.test.ts).
+ * Composes the running service: database, key cache, the features, the app, the HTTP server, and
+ * graceful shutdown. The one module that imports every layer (see test/quick/architecture.test.ts).
  */
 import { handlers } from '../generated/handlers.js';
 import { openStores } from '../generated/stores.js';
 import { KeyCache } from './auth/keyCache.js';
 import type { Config } from './config.js';
 import { createCursorCodec } from './core/cursor.js';
-import { createApp, type AppOptions } from './pipeline/requestPath.js';
+import type { Observers } from './features/feature.js';
+import { startFeatures } from './features/index.js';
+import { createApp, type App, type AppOptions } from './pipeline/requestPath.js';
+import { allowedMethods, underBasePath } from './pipeline/match.js';
 import { createReadiness, planDrain } from './transport/drain.js';
 import { listenHttp, type HttpListener } from './transport/listen.js';
-import type { Metrics } from './features/metrics/metrics.js';
-import type { RateLimiter } from './features/rateLimit/rateLimit.js';
 import type { ContractViolation } from './http/responseChecker.js';
+import { compiledBackend } from './http/validation.js';
 import type { KeyChecker } from './pipeline/authenticate.js';
 import type { Logger } from './shared/logger.js';
 import { docsPath } from './shared/paths.js';
@@ -20,11 +22,7 @@ import { inUnitOfWork } from './store/queries/unitOfWork.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './shared/spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
-import { createDeprecatedCallLog, deprecatedCallListener } from './features/deprecation/calls.js';
-import { startIdempotencyPurge } from './features/exactlyOnce/purge.js';
-import { traceQueries } from './store/queries/prepared.js';
 import { readSecret } from './store/secrets.js';
-import type { Tracing } from './features/tracing/tracing.js';
 
 export interface RunningServer {
   /** `http://host:port`, without the base path. */
@@ -40,9 +38,9 @@ export interface RunningServer {
   noActiveKey?: boolean;
   violations: ContractViolation[];
   http: HttpListener['server'];
-  /** `http://host:port` of the metrics listener (GET /metrics), when METRICS_PORT is set. */
-  metricsOrigin?: string;
-  /** Stops accepting (on the metrics listener too), lets in-flight requests finish, closes the database. */
+  /** `http://host:port` of each feature's own listener, by the feature's name (`metrics`: GET /metrics, with METRICS_PORT). */
+  featureOrigins: Readonly<Record<string, string>>;
+  /** Stops accepting, lets in-flight requests finish, closes the features (their listeners too), then the database. */
   close(): Promise<void>;
   /**
    * What SIGTERM and SIGINT do (src/main.ts): a drain first (src/transport/drain.ts: /readyz 503, every
@@ -68,8 +66,6 @@ export interface StartOptions {
   keyChecker?: KeyChecker;
   /** Inserts stages into the request path (scripts/sandbox.ts: its marker header and reset route, first). */
   arrangeStages?: AppOptions['arrangeStages'];
-  /** How often calls of deprecated operations are written (FLUSH_EVERY_MS unless set; a test that reads the store before a write sets it long). */
-  deprecatedCallsFlushMs?: number;
 }
 
 export function openDatabase(config: Config): Promise<DatabaseHandle> {
@@ -79,17 +75,9 @@ export function openDatabase(config: Config): Promise<DatabaseHandle> {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const { config } = options;
   const document = options.document ?? loadBundledSpec();
-  // Traces only when the OpenTelemetry variables ask for them: the SDK is loaded then and only then.
-  let tracing: Tracing | undefined;
-  if (config.tracing !== undefined) {
-    const { startTracing } = await import('./features/tracing/tracing.js');
-    tracing = startTracing({ config: config.tracing, document, logger: options.logger });
-  }
-  // Traced, every line logged inside a request's span carries its trace and span ids.
-  const logger = tracing === undefined ? options.logger : tracing.correlated(options.logger);
+  const basePath = basePathOf(document);
+  const backend = compiledBackend(document, basePath, config.validateResponses);
   const database = options.database ?? (await openDatabase(config));
-  // Before the stores compile their queries: each run of one is then a span under its request's.
-  if (tracing !== undefined) traceQueries(database.db, tracing.queries(database));
   const keys = createApiKeyStore(database.db);
 
   const keyCache = new KeyCache(keys, {
@@ -97,69 +85,55 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     maxStaleMs: 5000,
     onRefreshError: (error) => logger.warn({ err: error }, 'could not reload API keys'),
   });
-  if (!options.keyChecker) await keyCache.startRefreshing();
+  /** A start that fails half way closes what it opened. */
+  const fail = async (error: unknown): Promise<never> => {
+    keyCache.stopRefreshing();
+    if (!options.database) await database.close();
+    throw error;
+  };
+  if (!options.keyChecker) await keyCache.startRefreshing().catch(fail);
 
-  // Metrics only with METRICS_PORT: prom-client is loaded then and only then (off the start-up path otherwise).
-  let metrics: Metrics | undefined;
-  if (config.metricsPort !== undefined) {
-    const { createMetrics } = await import('./features/metrics/metrics.js');
-    metrics = createMetrics({ dialect: database.dialect, poolCounts: database.poolCounts, keysLoadedAt: () => keyCache.lastLoadedAt(), document });
-  }
-
-  // Rate limits only with RATE_LIMIT: the limiter (and ioredis, with REDIS_URL) is loaded then and only then.
-  let rateLimit: RateLimiter | undefined;
-  if (config.rateLimit !== undefined) {
-    const { createRateLimiter } = await import('./features/rateLimit/rateLimit.js');
-    rateLimit = await createRateLimiter({ config: config.rateLimit, logger, onFailOpen: metrics?.countRateLimitFailOpen });
-  }
-
-  // Who still calls deprecated operations, per key, in the store (written in batches).
-  const deprecatedCalls = createDeprecatedCallLog(database.db, (error) => logger.warn({ err: error }, 'could not record calls of deprecated operations'), options.deprecatedCallsFlushMs);
-  const onDeprecatedCall = deprecatedCallListener(deprecatedCalls, metrics && ((operationId) => metrics.countDeprecatedCall(operationId)));
-
-  const basePath = basePathOf(document);
-  const readiness = createReadiness();
-  const { app, violations, corsFor } = createApp({
+  const observers: Observers = {};
+  const features = await startFeatures(config.features, {
     document,
-    handlers,
-    deps: { ...openStores({ db: database.db, dialect: database.dialect, onBatch: metrics?.observeBatch }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) },
-    keys: options.keyChecker ?? keyCache,
-    ping: database.ping,
-    logger,
-    validateResponses: config.validateResponses,
-    docsFile: docsPath,
-    corsOrigins: config.corsOrigins,
-    metrics,
-    rateLimit,
-    brownouts: config.brownouts,
-    onDeprecatedCall,
-    readiness,
-    tracing: tracing?.requests,
-    arrangeStages: options.arrangeStages,
-    exactlyOnce: { db: database.db, dialect: database.dialect, onBatch: metrics?.observeBatch },
-  });
+    backend,
+    serves: (url) => underBasePath(basePath, url),
+    allowedMethods: (path) => allowedMethods(backend, path),
+    database,
+    logger: options.logger,
+    keysLoadedAt: () => keyCache.lastLoadedAt(),
+    observers,
+    listen: (listener, address) => listenHttp(listener, { ...address, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, logger: options.logger }),
+  }).catch(fail);
+  const { logger } = features;
+  const failStarted = async (error: unknown): Promise<never> => {
+    await features.close();
+    return fail(error);
+  };
 
-  const httpServer = await listenHttp(app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, logger, corsFor });
-
-  let metricsServer: HttpListener | undefined;
-  if (metrics) {
-    try {
-      // A scraper or two: its own small bound, out of the API's.
-      metricsServer = await listenHttp(metrics.listener, { port: config.metricsPort ?? 0, host: config.metricsHost ?? '127.0.0.1', headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: 64, logger });
-    } catch (error) {
-      await httpServer.close();
-      await rateLimit?.close();
-      keyCache.stopRefreshing();
-      await deprecatedCalls.close();
-      if (!options.database) await database.close();
-      throw error;
-    }
+  const readiness = createReadiness();
+  let created: App;
+  let httpServer: HttpListener;
+  try {
+    created = createApp({
+      document,
+      handlers,
+      deps: { ...openStores({ db: database.db, dialect: database.dialect, onBatch: observers.batch }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) },
+      keys: options.keyChecker ?? keyCache,
+      ping: database.ping,
+      logger,
+      validateResponses: config.validateResponses,
+      docsFile: docsPath,
+      readiness,
+      featureStages: features.stages,
+      arrangeStages: options.arrangeStages,
+    });
+    // node:http's own refusals carry what the features add to every answer (CORS).
+    httpServer = await listenHttp(created.app, { port: config.port, host: config.host, headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, logger, corsFor: features.headersFor });
+  } catch (error) {
+    return failStarted(error);
   }
-
-  const purge = startIdempotencyPurge(database.db, {
-    onPurged: (count) => logger.info({ count }, 'purged Idempotency-Key records past their retention'),
-    onError: (error) => logger.warn({ err: error }, 'could not purge old Idempotency-Key records'),
-  });
+  const { violations } = created;
 
   /** Set while a drain waits: ends it (a close during the drain closes at once). */
   let endDrain: (() => void) | undefined;
@@ -167,16 +141,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const close = () =>
     (closing ??= (async () => {
       endDrain?.();
-      // The metrics listener closes alongside the API's (both let their in-flight requests finish).
-      await Promise.all([httpServer.close(), metricsServer?.close()]);
-      await rateLimit?.close();
+      await httpServer.close();
       keyCache.stopRefreshing();
-      await purge.stop();
-      // After the last request, before the database closes: no counted call is lost.
-      await deprecatedCalls.close();
+      // After the last request, before the database closes: features write what they still hold, the last to start first.
+      await features.close();
       if (!options.database) await database.close();
-      // Last: every request's span has ended, so the batch still held is the last to export.
-      await tracing?.shutdown();
     })());
 
   let shuttingDown: Promise<void> | undefined;
@@ -199,7 +168,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       await close();
     })());
 
-  const running: RunningServer = { origin: httpServer.origin, basePath, database, keys, keyCache, violations, http: httpServer.server, close, shutdown };
+  const running: RunningServer = { origin: httpServer.origin, basePath, database, keys, keyCache, violations, http: httpServer.server, featureOrigins: features.origins, close, shutdown };
   // The first key is made only now that the server listens: a start that failed before (a port
   // taken) would otherwise have stored a key that was never shown, and no later start shows one.
   try {
@@ -212,10 +181,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   } catch (error) {
     await close();
     throw error;
-  }
-  if (metricsServer) {
-    running.metricsOrigin = metricsServer.origin;
-    logger.info({ metrics: `${metricsServer.origin}/metrics` }, 'metrics listening');
   }
   return running;
 }

@@ -42,14 +42,14 @@ function routeOutsideApi(method: string | undefined, url: string): string | unde
 /**
  * A request's http.route, read once its response is done: under the API the routed operation's
  * (the base path and the spec's template, `/v1/pets/{petId}`), which the exchange takes once
- * routed and past the key check (src/pipeline/authorize.ts), so a 404, a 405 and a 401 have none; outside it,
+ * routed (src/pipeline/match.ts), so a 404 and a 405 have none and a 401 has its operation's; outside it,
  * routeOutsideApi's.
  */
 export function routes(document: OpenApiDocument): (exchange: Exchange) => string | undefined {
   const basePath = basePathOf(document);
   const byOperation = new Map(operationsOf(document).map((operation) => [operation.operationId, `${basePath}${operation.path}`]));
   return (exchange) => {
-    const { operationId } = exchange;
+    const operationId = exchange.operation?.operationId;
     return operationId !== undefined ? byOperation.get(operationId) : routeOutsideApi(exchange.req.method, exchange.req.url ?? '/');
   };
 }

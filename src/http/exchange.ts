@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Operation, ParsedRequest } from 'openapi-backend';
 import { API_KEY_PREFIX, redactApiKeys } from '../core/apiKey.js';
-import type { Refusal } from '../errors/refusal.js';
 import type { DeclaredBody } from './bodies/declared.js';
 import type { Logger } from '../shared/logger.js';
 
@@ -27,12 +26,6 @@ export interface Exchange {
   readonly res: ServerResponse;
   /** The client's `X-Request-Id` when it is a sane token that is not an API key, else a fresh UUID. */
   readonly requestId: string;
-  /**
-   * The operation the answer belongs to, once openapi-backend has routed the request and the key
-   * check has passed: the answer is checked against its responses and gets its deprecation
-   * headers. Undefined for anything else (unknown paths, a failed key check, outside the API).
-   */
-  operationId: string | undefined;
   /** Where the request body stands: whether the answer must still drain it. */
   body: BodyState;
   /** Who is calling, once the key check has passed (../auth/keyCache.ts, KeyVerdict); undefined before, or on a public operation. */
@@ -42,17 +35,18 @@ export interface Exchange {
    * rate limit's, a deprecated operation's): ./respond.ts, setAhead. Undefined while there are none.
    */
   ahead: Record<string, string> | undefined;
-  /** The operation the router matched (src/pipeline/match.ts), whether or not its key check passes. */
+  /**
+   * The operation the router matched (src/pipeline/match.ts): every answer from then on is checked
+   * against its responses. Undefined outside the API and for an unknown path or method.
+   */
   operation: Operation | undefined;
   /** The request as the router parsed it for that operation; validation converts it in place. */
   request: ParsedRequest | undefined;
-  /** What the key check refused (a 401, or a 503 when keys cannot be checked), answered once the deprecation has spoken. */
-  denied: Refusal | undefined;
   /** The body as the operation declares it for the request's media type, once read (./bodies/read.ts). */
   declaredBody: DeclaredBody | undefined;
   /** The request body's own media type, once read (`image/png` where `image/*` is declared). */
   mediaType: string | undefined;
-  /** The handler's result, which the answer writes. */
+  /** The handler's result (or exactly-once's replay of it), which the answer writes. */
   result: AnyHandlerResult | undefined;
 }
 
@@ -86,13 +80,11 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, logger:
     req,
     res,
     requestId,
-    operationId: undefined,
     body: hasBody(req) ? 'unread' : 'none',
     caller: undefined,
     ahead: undefined,
     operation: undefined,
     request: undefined,
-    denied: undefined,
     declaredBody: undefined,
     mediaType: undefined,
     result: undefined,

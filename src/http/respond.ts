@@ -211,7 +211,7 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
   const deliver = (exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>>, cacheControl?: string): void => {
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
-      const violation = checker.check(exchange.operationId, status, body, checkedHeaders(exchange, headers, cacheControl), request);
+      const violation = checker.check(exchange.operation?.operationId, status, body, checkedHeaders(exchange, headers, cacheControl), request);
       if (violation) {
         // Checking is on in test and dev only: there the 500 says what the answer would have broken.
         answerJson(exchange, 500, refuse('internal_error', 'breaksContract', violation.problems).body());
@@ -222,7 +222,7 @@ export function createResponder(checker: ResponseChecker, operations: readonly O
   };
   const send: Responder['send'] = (exchange, status, body, headers = {}) => deliver(exchange, status, body, headers);
   const answer: Responder['answer'] = (exchange, { status, body, headers = {} }) => {
-    const { operationId } = exchange;
+    const operationId = exchange.operation?.operationId;
     const binary = body instanceof BinaryBody;
     const tagging = status === 200 && operationId !== undefined && conditional.has(operationId);
     const inRanges = binary && status === 200 && operationId !== undefined && ranged.has(operationId);

@@ -4,15 +4,13 @@
  * schemes must all hold a valid key of our key store. Every supported scheme carries an API key:
  * `http` + `bearer` in `Authorization: Bearer <key>` (RFC 6750, the scheme name case-insensitive),
  * or `apiKey` in a named header; `npm run lint` refuses any other, so a spec that lints starts.
- *
- * The verdict is noted, not yet answered: a refused call of a deprecated operation is still
- * heard and carries its headers (./requestPath.ts puts the deprecation between this stage and
- * ./authorize.ts, which answers it).
+ * A request none of them admits is refused here: a 401 with its challenge, or a 503 when keys
+ * cannot be checked.
  */
 import type { KeyVerdict } from '../auth/keyCache.js';
 import { refuse } from '../errors/refusal.js';
 import type { OpenApiDocument } from '../shared/spec.js';
-import type { Stage } from './stage.js';
+import type { Stage } from '../http/stage.js';
 
 export interface KeyChecker {
   check(token: string | undefined): KeyVerdict;
@@ -48,9 +46,9 @@ export function authenticateStage(document: OpenApiDocument, keys: KeyChecker): 
   for (const [name, scheme] of Object.entries(document.components?.securitySchemes ?? {})) readers.set(name, credentialReader(name, scheme as Scheme));
   return {
     name: 'authenticate',
-    run(exchange) {
+    run(exchange, next) {
       const requirements = exchange.operation?.security ?? [];
-      if (requirements.length === 0) return undefined;
+      if (requirements.length === 0) return next(exchange);
       const { headers } = exchange.req;
       let sent = false;
       let unavailable = false;
@@ -69,13 +67,12 @@ export function authenticateStage(document: OpenApiDocument, keys: KeyChecker): 
         }
         if (satisfied) {
           exchange.caller = caller;
-          return undefined;
+          return next(exchange);
         }
       }
       // Fail closed, but a 503 when keys could not be checked says it is temporary; the challenge
       // names the error only when a credential was sent (RFC 6750 §3).
-      exchange.denied = unavailable ? refuse('service_unavailable', 'keysUnchecked') : refuse('unauthorized', 'noValidKey', sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE);
-      return undefined;
+      throw unavailable ? refuse('service_unavailable', 'keysUnchecked') : refuse('unauthorized', 'noValidKey', sent ? `${CHALLENGE}, error="invalid_token"` : CHALLENGE);
     },
   };
 }

@@ -8,11 +8,12 @@
  */
 import { redactApiKeys } from '../core/apiKey.js';
 import { invalidFields, refuse } from '../errors/refusal.js';
-import type { Stage } from './stage.js';
+import type { Stage } from '../http/stage.js';
 
 export const beforeRouting: Stage = {
   name: 'before routing',
-  run({ req }) {
+  run(exchange, next) {
+    const { req } = exchange;
     const { rawHeaders } = req;
     let authorizations = 0;
     for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -24,6 +25,6 @@ export const beforeRouting: Stage = {
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     if (path.length > 1 && path.endsWith('/')) throw refuse('not_found', 'trailingSlash', redactApiKeys(path), redactApiKeys(path.replace(/\/+$/, '')));
-    return undefined;
+    return next(exchange);
   },
 };

@@ -9,17 +9,17 @@ import { invalidFields } from '../errors/refusal.js';
 import { declaredBodies } from '../http/bodies/declared.js';
 import { readBody } from '../http/bodies/read.js';
 import { BODY_REQUIRED } from '../http/validation.js';
-import type { Stage } from './stage.js';
+import type { Stage } from '../http/stage.js';
 
 export const bodyStage: Stage = {
   name: 'body',
-  run(exchange) {
+  run(exchange, next) {
     const { operation, request } = exchange;
-    if (operation === undefined || request === undefined) return undefined;
+    if (operation === undefined || request === undefined) return next(exchange);
     if (exchange.body === 'none') {
       const declared = operation.requestBody;
       if (declared !== undefined && 'required' in declared && declared.required === true) throw invalidFields([{ in: 'body', field: '', message: BODY_REQUIRED }]);
-      return undefined;
+      return next(exchange);
     }
     const bodies = declaredBodies(operation);
     if (bodies === undefined) throw invalidFields([{ in: 'body', field: '', message: 'is not allowed: this operation takes no request body' }]);
@@ -27,7 +27,7 @@ export const bodyStage: Stage = {
       exchange.declaredBody = declared;
       exchange.mediaType = mediaType;
       request.requestBody = value;
-      return undefined;
+      return next(exchange);
     });
   },
 };

@@ -7,7 +7,7 @@ import type { Operation } from 'openapi-backend';
 import type { HandlerDeps, Handlers } from '../core/contract.js';
 import { refuse } from '../errors/refusal.js';
 import type { AnyHandlerResult, Exchange } from '../http/exchange.js';
-import type { Stage } from './stage.js';
+import type { Stage } from '../http/stage.js';
 
 /** What a handler receives; src/core/contract.ts types it per operation. */
 interface HandlerRequestParts {
@@ -62,15 +62,14 @@ export function handlerCaller(handlers: Handlers, deps: HandlerDeps): HandlerCal
   };
 }
 
-/** Runs the handler, unless a stage before it has its result already (exactly-once: the first answer, replayed or given inside its unit of work). */
+/** Runs the handler: the last stage, inside those that wrap it (the answer, exactly-once's unit of work). */
 export function handleStage(call: HandlerCall): Stage {
   return {
     name: 'handle',
-    run(exchange) {
-      if (exchange.result !== undefined) return undefined;
+    run(exchange, next) {
       return call(exchange).then((result) => {
         exchange.result = result;
-        return undefined;
+        return next(exchange);
       });
     },
   };

@@ -11,7 +11,7 @@ import type { Exchange } from '../http/exchange.js';
 import { answerJson, type Responder } from '../http/respond.js';
 import type { WebLane } from '../http/web.js';
 import type { Logger } from '../shared/logger.js';
-import { ANSWERED, type Stage } from './stage.js';
+import type { Stage } from '../http/stage.js';
 
 const READY_TIMEOUT_MS = 2000;
 const WEB_WARMUP_MS = 1000;
@@ -51,7 +51,7 @@ export function probesStage(options: LaneOptions & { ping: () => Promise<void>; 
    * /readyz: 200 when the database answers within READY_TIMEOUT_MS, else a 503 Error; a 503 at
    * once while draining, so a balancer stops routing here before the listener closes.
    */
-  async function answerReadiness(exchange: Exchange): Promise<typeof ANSWERED> {
+  async function answerReadiness(exchange: Exchange): Promise<void> {
     if (readiness !== undefined) {
       readiness.lastProbeAt = performance.now();
       if (readiness.draining) throw refuse('service_unavailable', 'shuttingDown');
@@ -63,18 +63,17 @@ export function probesStage(options: LaneOptions & { ping: () => Promise<void>; 
       throw refuse('service_unavailable', 'databaseUnreachable');
     }
     answerJson(exchange, 200, { status: 'ok' });
-    return ANSWERED;
   }
   return {
     name: 'probes',
-    run(exchange) {
+    run(exchange, next) {
       const path = readPath(exchange, options.serves);
       if (path === '/healthz') {
         answerJson(exchange, 200, { status: 'ok' });
-        return ANSWERED;
+        return undefined;
       }
       if (path === '/readyz') return answerReadiness(exchange);
-      return undefined;
+      return next(exchange);
     },
   };
 }
@@ -88,11 +87,10 @@ export function webStage(options: LaneOptions & { responder: Responder; specJson
   setTimeout(() => void loadWeb().catch((error: unknown) => logger.error({ err: error }, 'could not load the web routes')), WEB_WARMUP_MS).unref();
   return {
     name: 'web',
-    run(exchange) {
-      if (options.serves(exchange.req.url ?? '/')) return undefined;
+    run(exchange, next) {
+      if (options.serves(exchange.req.url ?? '/')) return next(exchange);
       return loadWeb().then((serveWeb) => {
         serveWeb(exchange);
-        return ANSWERED;
       });
     },
   };

@@ -7,7 +7,7 @@
 import type { OpenAPIBackend, Request } from 'openapi-backend';
 import { redactApiKeys } from '../core/apiKey.js';
 import { invalidFields, refuse } from '../errors/refusal.js';
-import type { Stage } from './stage.js';
+import type { Stage } from '../http/stage.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -31,7 +31,7 @@ export function matchStage(backend: OpenAPIBackend): Stage {
   const { router } = backend;
   return {
     name: 'match',
-    run(exchange) {
+    run(exchange, next) {
       const { req } = exchange;
       const url = req.url ?? '/';
       // Node's header values are strings (or string[] for a repeated Set-Cookie-like header), never undefined.
@@ -51,7 +51,7 @@ export function matchStage(backend: OpenAPIBackend): Stage {
         if (error instanceof URIError) throw invalidFields([{ in: 'path', field: '', message: 'is not valid percent-encoding' }]);
         throw error;
       }
-      return undefined;
+      return next(exchange);
     },
   };
 }

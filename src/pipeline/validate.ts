@@ -11,7 +11,7 @@ import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import type { Detail } from '../errors/catalog.js';
 import { invalidFields } from '../errors/refusal.js';
 import { bodyCheck, detailsOf } from '../http/validation.js';
-import type { Stage } from './stage.js';
+import type { Stage } from '../http/stage.js';
 
 /** Header details with the names the spec gives them (`Idempotency-Key`): the validators see node:http's lower-case names. */
 function spelledAsDeclared(operation: Operation, details: Detail[]): Detail[] {
@@ -27,13 +27,13 @@ export function validateStage(backend: OpenAPIBackend): Stage {
   const { validator } = backend;
   return {
     name: 'validate',
-    run(exchange) {
+    run(exchange, next) {
       const { operation, request, declaredBody } = exchange;
       if (operation === undefined || request === undefined) throw new Error('validate: the request was not routed');
       if (declaredBody === undefined || declaredBody.mediaType === 'application/json') {
         const validation = validator.validateRequest(request, operation, request);
         if (validation.errors) throw invalidFields(spelledAsDeclared(operation, detailsOf(validation.errors)));
-        return undefined;
+        return next(exchange);
       }
       const value: unknown = request.requestBody;
       request.requestBody = undefined;
@@ -44,7 +44,7 @@ export function validateStage(backend: OpenAPIBackend): Stage {
       // Coerced and defaulted in place: a form's "3" is 3 now.
       request.requestBody = wrapped.requestBody;
       if (errors.length > 0) throw invalidFields(spelledAsDeclared(operation, detailsOf(errors)));
-      return undefined;
+      return next(exchange);
     },
   };
 }

@@ -99,7 +99,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Ch
     const sandboxEnv = { ...process.env };
     delete sandboxEnv.DATABASE_URL;
     sandbox = startProcess('npm', ['run', '-s', 'sandbox', '--', '--host', HOST, '--port', String(sandboxPort)], { cwd: projectRoot, env: sandboxEnv });
-    withCors = await startTestServer('sqlite', { corsOrigins: [pageOrigin] });
+    withCors = await startTestServer('sqlite', { env: { CORS_ORIGINS: pageOrigin } });
     withoutCors = await startTestServer('sqlite');
     // Three pets, so a page of one has a next page.
     await addPets(withCors, 3);

@@ -50,8 +50,8 @@ const LAYERS: ReadonlyArray<{ layer: string; folder: string; mayImport: readonly
   { layer: 'transport', folder: 'src/transport', mayImport: ['shared', 'errors', 'http'] },
   // The stages, their runner and their order (src/pipeline/requestPath.ts).
   { layer: 'pipeline', folder: 'src/pipeline', mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'transport', 'features'] },
-  // Optional guarantees, one folder each, with their stage (the stage type is the pipeline's) and their tables.
-  { layer: 'features', folder: 'src/features', mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'pipeline', 'store'] },
+  // Features, one folder each (src/features/feature.ts: settings, a start into stages and a close) with their tables; the stage contract is http's, so no feature imports the pipeline.
+  { layer: 'features', folder: 'src/features', mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'store'] },
 ];
 const COMPOSITION = /^src\/[^/]+\.ts$/;
 
@@ -138,8 +138,8 @@ describe('architecture', () => {
   const owners: Array<[string, readonly string[]]> = [
     ['express', ['src/http/']],
     // The router and validators, and the contract's operations CORS derives its lists from.
-    ['openapi-backend', ['src/http/', 'src/pipeline/', 'src/features/cors/', 'src/features/exactlyOnce/']],
-    ['node:http', ['src/http/', 'src/transport/', 'src/pipeline/', 'src/features/metrics/', 'src/features/sandbox/']],
+    ['openapi-backend', ['src/http/', 'src/pipeline/', 'src/features/feature.ts', 'src/features/cors/', 'src/features/exactlyOnce/']],
+    ['node:http', ['src/http/', 'src/transport/', 'src/pipeline/', 'src/features/feature.ts', 'src/features/metrics/', 'src/features/sandbox/']],
     ['node:net', ['src/http/', 'src/transport/']],
     ['raw-body', ['src/http/']],
     ['content-type', ['src/http/']],

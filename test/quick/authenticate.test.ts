@@ -1,5 +1,5 @@
 /**
- * The key check (src/pipeline/authenticate.ts, then authorize.ts) evaluates each operation's
+ * The key check (src/pipeline/authenticate.ts) evaluates each operation's
  * security as OpenAPI says: its own `security`, else the document's; an alternative passes when
  * every scheme of it holds a valid key; `security: []` is public. A key that cannot be checked is
  * a 503, a missing one a 401 with a bare challenge, a wrong one a 401 naming `invalid_token`.
@@ -13,7 +13,6 @@ import { beginExchange, type Exchange } from '../../src/http/exchange.js';
 import { createOpenApiBackend } from '../../src/http/validation.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { authenticateStage } from '../../src/pipeline/authenticate.js';
-import { authorize } from '../../src/pipeline/authorize.js';
 import type { OpenApiDocument } from '../../src/shared/spec.js';
 
 const ok = { '200': { description: 'ok' } };
@@ -41,15 +40,19 @@ backend.init();
 const keys = { check: (token: string | undefined): KeyVerdict => (token === 'good' || token === 'partner' ? { caller: token } : token === 'flaky' ? 'unavailable' : 'invalid') };
 const stage = authenticateStage(document, keys);
 
-/** The verdict for a GET of `path` with `headers`: the caller, or the refusal authorize throws. */
+/** The verdict for a GET of `path` with `headers`: the caller the rest of the path is given, or the refusal the stage throws. */
 function verdict(path: string, headers: Record<string, string>): { caller: string | undefined } | { refused: number; challenge: string | undefined } {
   const req = { method: 'GET', url: path, headers, rawHeaders: [] } as unknown as IncomingMessage;
   const exchange: Exchange = beginExchange(req, {} as ServerResponse, createLogger('silent'));
   exchange.operation = backend.router.matchOperation({ method: 'GET', path, headers });
-  stage.run(exchange);
   try {
-    authorize.run(exchange);
-    return { caller: exchange.caller };
+    let passed: { caller: string | undefined } | undefined;
+    stage.run(exchange, (admitted) => {
+      passed = { caller: admitted.caller };
+      return undefined;
+    });
+    if (passed === undefined) throw new Error('the stage neither went on nor refused');
+    return passed;
   } catch (error) {
     const refusal = error as Refusal;
     return { refused: refusal.status, challenge: refusal.headers?.['WWW-Authenticate'] };

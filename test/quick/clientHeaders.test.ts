@@ -114,7 +114,7 @@ describe('rateLimit, rateLimitPolicy and retryAfter with RATE_LIMIT set', () => 
   const QUOTA = 3;
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: 60, redisUrl: undefined } }, { inProcess: true });
+    t = await startTestServer('sqlite', { env: { RATE_LIMIT: String(QUOTA) } }, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -163,7 +163,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`the headers in a browser, from another o
   let t: TestServer;
   beforeAll(async () => {
     page = await servePage();
-    t = await startTestServer('sqlite', { corsOrigins: [page.origin], rateLimit: { quota: 100, windowS: 60, redisUrl: undefined } });
+    t = await startTestServer('sqlite', { env: { CORS_ORIGINS: page.origin, RATE_LIMIT: '100' } });
     await addPets(t, 2);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking'] });
   }, 60_000);

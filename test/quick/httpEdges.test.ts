@@ -109,7 +109,7 @@ describe('a trailing slash', () => {
 
 describe('what a browser page and a client library read in a refusal', () => {
   it('node:http\'s own refusals (431, 400) carry the CORS headers for an allowed origin, and none for another', async () => {
-    const cors = await startTestServer('sqlite', { corsOrigins: ['https://app.example'] });
+    const cors = await startTestServer('sqlite', { env: { CORS_ORIGINS: 'https://app.example' } });
     try {
       const url = new URL(cors.api);
       const send = (origin: string, extra: string): Promise<string> =>

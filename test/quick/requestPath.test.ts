@@ -5,7 +5,7 @@
  * anything to the order), with every stage observed through `arrangeStages`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Stage } from '../../src/pipeline/stage.js';
+import type { Stage } from '../../src/http/stage.js';
 import { injectable, type Injectable } from '../support/inject.js';
 
 /** The stages each request visited, in the order it visited them, by request id. */
@@ -13,18 +13,18 @@ const visits = new Map<string, string[]>();
 const observed = (stages: Stage[]): Stage[] =>
   stages.map((stage) => ({
     name: stage.name,
-    run(exchange) {
+    run(exchange, next) {
       const list = visits.get(exchange.requestId) ?? [];
       list.push(stage.name);
       visits.set(exchange.requestId, list);
-      return stage.run(exchange);
+      return stage.run(exchange, next);
     },
   }));
 
 let t: Injectable;
 let listed: readonly string[] = [];
 beforeAll(async () => {
-  t = await injectable({ arrangeStages: observed, corsOrigins: ['https://app.example'] });
+  t = await injectable({ arrangeStages: observed, env: { CORS_ORIGINS: 'https://app.example' } });
   listed = t.app.stages;
 });
 afterAll(() => t.close());
@@ -38,21 +38,21 @@ async function visited(name: string, options: Parameters<Injectable['inject']>[0
 
 describe('the request path: one list, each stage once, in order', () => {
   it('lists the stages in the documented order, the configured features among them', () => {
-    expect(listed).toEqual(['cors', 'probes', 'web', 'before routing', 'match', 'authenticate', 'deprecation', 'authorize', 'body', 'validate', 'exactly once', 'handle', 'answer']);
+    expect(listed).toEqual(['exit', 'cors', 'probes', 'web', 'before routing', 'match', 'deprecation', 'authenticate', 'sunset', 'body', 'validate', 'answer', 'exactly once', 'handle']);
   });
 
   const created = { name: 'Biscuit', categoryId: 2 };
   const cases: Array<[string, Parameters<Injectable['inject']>[0], number, string]> = [
-    ['a create, through every stage', { method: 'POST', url: '/v1/pets', payload: created }, 201, 'answer'],
-    ['a list', { method: 'GET', url: '/v1/pets?limit=2' }, 200, 'answer'],
-    ['a deprecated read of an unknown pet', { method: 'GET', url: '/v1/pets/987654' }, 404, 'answer'],
+    ['a create, through every stage', { method: 'POST', url: '/v1/pets', payload: created }, 201, 'handle'],
+    ['a list', { method: 'GET', url: '/v1/pets?limit=2' }, 200, 'handle'],
+    ['a deprecated read of an unknown pet', { method: 'GET', url: '/v1/pets/987654' }, 404, 'handle'],
     ['a probe', { method: 'GET', url: '/healthz' }, 200, 'probes'],
     ['a preflight', { method: 'OPTIONS', url: '/v1/pets', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } }, 204, 'cors'],
     ['a trailing slash', { method: 'GET', url: '/v1/pets/' }, 404, 'before routing'],
     ['an unknown path', { method: 'GET', url: '/v1/nope' }, 404, 'match'],
     ['another method', { method: 'DELETE', url: '/v1/pets' }, 405, 'match'],
-    ['no key', { method: 'GET', url: '/v1/pets', auth: false }, 401, 'authorize'],
-    ['no key on a deprecated operation', { method: 'GET', url: '/v1/pets/1', auth: false }, 401, 'authorize'],
+    ['no key', { method: 'GET', url: '/v1/pets', auth: false }, 401, 'authenticate'],
+    ['no key on a deprecated operation', { method: 'GET', url: '/v1/pets/1', auth: false }, 401, 'authenticate'],
     ['a body that is not JSON', { method: 'POST', url: '/v1/pets', payload: '{"name":', headers: { 'content-type': 'application/json' } }, 400, 'body'],
     ['a body of another media type', { method: 'POST', url: '/v1/pets', payload: 'name=Biscuit', headers: { 'content-type': 'text/plain' } }, 415, 'body'],
     ['a field that breaks the schema', { method: 'POST', url: '/v1/pets', payload: { name: 'Biscuit', categoryId: '2' } }, 400, 'validate'],
@@ -69,7 +69,7 @@ describe('the request path: one list, each stage once, in order', () => {
   it('a page outside the API ends in the web lane, past the probes', async () => {
     const result = await visited('the contract', { method: 'GET', url: '/openapi.json', auth: false });
     expect(result.status).toBe(200);
-    expect(result.stages).toEqual(['cors', 'probes', 'web']);
+    expect(result.stages).toEqual(['exit', 'cors', 'probes', 'web']);
   });
 
   it('no contract violation on the way', () => {

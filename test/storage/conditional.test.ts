@@ -216,7 +216,7 @@ describe('CORS: ETag readable, If-None-Match allowed in preflights (derived from
   let t: TestServer;
   const origin = 'http://localhost:5173';
   beforeAll(async () => {
-    t = await startTestServer('sqlite', { corsOrigins: [origin] });
+    t = await startTestServer('sqlite', { env: { CORS_ORIGINS: origin } });
     await addPets(t, 1);
   });
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { createCursorCodec } from '../../src/core/cursor.js';
 import { createApp, type App } from '../../src/pipeline/requestPath.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { loadBundledSpec } from '../../src/shared/spec.js';
-import { inProcessFetch, type InProcessFetch } from '../support/inject.js';
+import { injectable, inProcessFetch, type InProcessFetch } from '../support/inject.js';
 import { describeEachTarget } from '../support/server.js';
 
 describeEachTarget('every error is an Error body', (t) => {
@@ -77,21 +77,15 @@ describeEachTarget('every error is an Error body', (t) => {
   });
 });
 
-/** The app alone, without a database or a socket (in process: nothing here is about the network), accepting one key; `options` replace the defaults. */
+/** The app in process (nothing here is about the network), accepting one key; `options` replace the defaults (a failing store, a logger). */
 async function listenApp(key: string, options: Partial<Parameters<typeof createApp>[0]>): Promise<{ app: App; request: InProcessFetch; close(): Promise<void> }> {
-  const app = createApp({
-    document: loadBundledSpec(),
-    handlers,
-    deps: { ...({ pets: {} } as Stores), cursors: createCursorCodec('test'), basePath: '/v1', unitOfWork: (work) => work() },
+  const { app, close } = await injectable({
     keys: { check: (token) => (token === key ? { caller: 'test' } : 'invalid') },
-    ping: () => Promise.resolve(),
-    logger: createLogger('silent'),
     validateResponses: false,
     docsFile: '/nonexistent/index.html',
-    exactlyOnce: undefined,
     ...options,
   });
-  return { app, request: inProcessFetch(app.app), close: () => Promise.resolve() };
+  return { app, request: inProcessFetch(app.app), close };
 }
 
 /** A server whose store fails in a chosen way: the only way to reach 500 and 503 on purpose. */

@@ -16,7 +16,11 @@ import { openStores } from '../../generated/stores.js';
 import type { HandlerDeps } from '../../src/core/contract.js';
 import { createCursorCodec } from '../../src/core/cursor.js';
 import { createLogger } from '../../src/shared/logger.js';
+import { configureFeatures, startFeatures } from '../../src/features/index.js';
+import { compiledBackend } from '../../src/http/validation.js';
+import { allowedMethods, underBasePath } from '../../src/pipeline/match.js';
 import { createApp, type App, type AppOptions } from '../../src/pipeline/requestPath.js';
+import type { Env } from '../../src/shared/env.js';
 import { loadBundledSpec } from '../../src/shared/spec.js';
 import { openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { inUnitOfWork } from '../../src/store/queries/unitOfWork.js';
@@ -36,10 +40,22 @@ export interface Injectable {
  * response validation on; `options` replace the defaults, and `adapt` may change the
  * dependencies made on that file (a store that fails).
  */
-export async function injectable({ databaseFile, ...options }: Partial<AppOptions> & { databaseFile?: string } = {}, adapt: (deps: HandlerDeps) => HandlerDeps = (deps) => deps): Promise<Injectable> {
+export async function injectable({ databaseFile, env = {}, ...options }: Partial<AppOptions> & { databaseFile?: string; env?: Env } = {}, adapt: (deps: HandlerDeps) => HandlerDeps = (deps) => deps): Promise<Injectable> {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-inject-'));
   const database = await openSqlite(databaseFile ?? join(dir, 'store.sqlite'));
-  const document = loadBundledSpec();
+  const document = options.document ?? loadBundledSpec();
+  const backend = compiledBackend(document, '/v1', true);
+  const features = await startFeatures(configureFeatures(env), {
+    document,
+    backend,
+    serves: (url) => underBasePath('/v1', url),
+    allowedMethods: (path) => allowedMethods(backend, path),
+    database,
+    logger: createLogger('silent'),
+    keysLoadedAt: () => undefined,
+    observers: {},
+    listen: () => Promise.reject(new Error('no listener in process')),
+  });
   const app = createApp({
     document,
     handlers,
@@ -49,7 +65,7 @@ export async function injectable({ databaseFile, ...options }: Partial<AppOption
     logger: createLogger('silent'),
     validateResponses: true,
     docsFile: join(dir, 'no-docs.html'),
-    exactlyOnce: { db: database.db, dialect: database.dialect },
+    featureStages: features.stages,
     ...options,
   });
   return {
@@ -59,6 +75,7 @@ export async function injectable({ databaseFile, ...options }: Partial<AppOption
       return lightInject(app.app, { ...rest, headers: auth ? { authorization: `Bearer ${INJECT_KEY}`, ...headers } : headers });
     },
     async close() {
+      await features.close();
       await database.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -17,6 +17,8 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { createAnimalStoreClient, nextLink, type AnimalStoreClient, type NewPet, type Pet } from '../../client/index.js';
 import type { Config } from '../../src/config.js';
+import { configureFeatures } from '../../src/features/index.js';
+import type { Env } from '../../src/shared/env.js';
 import { createLogger, type Logger } from '../../src/shared/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { OpenApiDocument } from '../../src/shared/spec.js';
@@ -142,7 +144,10 @@ export async function openTestStorage(target: Target): Promise<StorageHandle> {
   };
 }
 
-export function testConfig(overrides: Partial<Config> = {}): Config {
+/** A test's configuration: the server's own settings, and `env`, the variables the features read (none: only those on without a setting). */
+export type TestConfig = Partial<Config> & { env?: Env };
+
+export function testConfig({ env = {}, ...overrides }: TestConfig = {}): Config {
   return {
     port: 0,
     host: '127.0.0.1',
@@ -154,6 +159,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
     maxConnections: 10_000,
+    features: configureFeatures(env),
     ...overrides,
   };
 }
@@ -163,7 +169,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
  * level. `inProcess`: `request` and `client` hand each request to the server's listener without a
  * socket (light-my-request, ./inject.ts); the server still listens, for a test that needs one.
  */
-export async function startTestServer(target: Target, overrides: Partial<Config> = {}, options: { logger?: Logger; document?: OpenApiDocument; inProcess?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(target: Target, overrides: TestConfig = {}, options: { logger?: Logger; document?: OpenApiDocument; inProcess?: boolean } = {}): Promise<TestServer> {
   const storage = await openTestStorage(target);
   const config = testConfig(overrides);
   const server = await startServer({ config, logger: options.logger ?? createLogger(config.logLevel), database: storage.database, bootstrapKey: false, document: options.document });

@@ -1,4 +1,4 @@
-/** CORS_ORIGINS, read at start (src/config.ts puts it in the configuration). */
+/** CORS_ORIGINS, read at start (./feature.ts). */
 import { ConfigError, type Env } from '../../shared/env.js';
 
 /** `*` (any origin) or the exact origins allowed. */

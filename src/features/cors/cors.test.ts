@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, stopProcess } from '../../../scripts/lib/processes.js';
 import { ConfigError } from '../../shared/env.js';
-import { loadConfig } from '../../config.js';
+import { readCorsOrigins } from './config.js';
 import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from './cors.js';
 import { createOpenApiBackend } from '../../http/validation.js';
 import { projectRoot } from '../../shared/paths.js';
@@ -88,7 +88,7 @@ function preflight(t: TestServer, path: string, origin: string, method = 'POST',
 }
 
 describe('CORS_ORIGINS in the configuration', () => {
-  const read = (value: string | undefined) => loadConfig({ CORS_ORIGINS: value }).corsOrigins;
+  const read = (value: string | undefined) => readCorsOrigins({ CORS_ORIGINS: value });
   const refusal = (value: string) => {
     try {
       read(value);
@@ -100,7 +100,7 @@ describe('CORS_ORIGINS in the configuration', () => {
   };
 
   it('unset or empty is no CORS (the production default)', () => {
-    expect(loadConfig({}).corsOrigins).toBeUndefined();
+    expect(readCorsOrigins({})).toBeUndefined();
     expect(read('')).toBeUndefined();
     expect(read('  ')).toBeUndefined();
   });
@@ -181,7 +181,7 @@ describe('what the preflight and the exposed headers are derived from', () => {
 describe(`CORS_ORIGINS=${PAGE}: the real server`, () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite', { corsOrigins: [PAGE] }, { inProcess: true });
+    t = await startTestServer('sqlite', { env: { CORS_ORIGINS: PAGE } }, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -275,7 +275,7 @@ describe(`CORS_ORIGINS=${PAGE}: the real server`, () => {
 describe('CORS_ORIGINS=*: the real server', () => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite', { corsOrigins: '*' }, { inProcess: true });
+    t = await startTestServer('sqlite', { env: { CORS_ORIGINS: '*' } }, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();

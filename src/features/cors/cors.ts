@@ -27,7 +27,6 @@ import type { OpenAPIBackend } from 'openapi-backend';
 import type { CorsOrigins } from './config.js';
 import type { Exchange } from '../../http/exchange.js';
 import { answerJson, setAhead } from '../../http/respond.js';
-import { ANSWERED, type Stage } from '../../pipeline/stage.js';
 
 /**
  * How long a browser may reuse a preflight answer (Chromium caps it at 2 h). Long is safe: a
@@ -149,17 +148,6 @@ export function createCors(options: CorsOptions): Cors {
       }
       setAhead(exchange, 'Access-Control-Expose-Headers', exposeHeaders);
       return false;
-    },
-  };
-}
-
-/** CORS, with CORS_ORIGINS only: a request with an Origin is seen first, on every lane; a preflight under the API is answered here. */
-export function corsStage(cors: Cors): Stage {
-  return {
-    name: 'cors',
-    run(exchange) {
-      const origin = exchange.req.headers.origin;
-      return origin !== undefined && cors.handle(exchange, origin) ? ANSWERED : undefined;
     },
   };
 }

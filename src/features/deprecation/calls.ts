@@ -144,14 +144,3 @@ export async function deprecatedUsage(db: Kysely<Database>): Promise<DeprecatedU
     lastCall: row.last_call,
   }));
 }
-
-/**
- * What the server hears of each call of a deprecated operation: the metrics' count, and the
- * call in the log when a key passed (a 401's caller is nobody).
- */
-export function deprecatedCallListener(log: DeprecatedCallLog, count?: (operationId: string) => void): (operationId: string, caller: string | undefined, at: number) => void {
-  return (operationId, caller, at) => {
-    count?.(operationId);
-    if (caller !== undefined) log.record(operationId, caller, at);
-  };
-}

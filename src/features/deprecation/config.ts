@@ -1,6 +1,7 @@
-/** DEPRECATION_BROWNOUTS, read at start (src/config.ts puts it in the configuration). */
+/** DEPRECATION_BROWNOUTS, read at start (./feature.ts). */
 import { Interval } from 'luxon';
-import { ConfigError, type Env } from '../../shared/env.js';
+import { ConfigError, readInteger, type Env } from '../../shared/env.js';
+import { FLUSH_EVERY_MS } from './calls.js';
 import { isoInstant } from '../../shared/instant.js';
 
 /** A brownout window, [start, end) in ms since the epoch, and how it was written. */
@@ -31,4 +32,12 @@ export function readBrownouts(env: Env): Brownout[] {
     brownouts.push({ start, end, text: `${isoInstant(start)}/${isoInstant(end)}` });
   }
   return brownouts.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * DEPRECATED_CALLS_FLUSH_MS: how often the calls heard are written to the store (5 s by default);
+ * a test that reads the store before the first write sets it long.
+ */
+export function readCallsFlushMs(env: Env): number {
+  return readInteger(env, 'DEPRECATED_CALLS_FLUSH_MS', FLUSH_EVERY_MS, 100, 600_000);
 }

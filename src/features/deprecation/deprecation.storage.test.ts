@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../shared/env.js';
-import { loadConfig, type Config } from '../../config.js';
+import { loadConfig } from '../../config.js';
+import type { Env } from '../../shared/env.js';
+import { readBrownouts } from './config.js';
 import { createLogger } from '../../shared/logger.js';
 import { projectRoot } from '../../shared/paths.js';
 import { startServer, type RunningServer } from '../../server.js';
@@ -47,12 +49,12 @@ interface Running {
 }
 
 let count = 0;
-async function start(overrides: Partial<Config> = {}, spec: OpenApiDocument = document, storage: Target = 'sqlite'): Promise<Running> {
+async function start(env: Env = {}, spec: OpenApiDocument = document, storage: Target = 'sqlite'): Promise<Running> {
   const file = join(dir, `store-${++count}.sqlite`);
   const { database, dispose } = storage === 'sqlite' ? { database: await openSqlite(file), dispose: undefined } : await openTestStorage(storage);
-  const config = testConfig({ sqlitePath: file, ...overrides });
   // The calls are written at close (checked below), never by the timer while a slow machine runs the test.
-  const server = await startServer({ config, logger: createLogger('silent'), database, document: spec, bootstrapKey: false, deprecatedCallsFlushMs: 10 * 60_000 });
+  const config = testConfig({ sqlitePath: file, env: { DEPRECATED_CALLS_FLUSH_MS: String(10 * 60_000), ...env } });
+  const server = await startServer({ config, logger: createLogger('silent'), database, document: spec, bootstrapKey: false });
   const a = (await server.keys.create('frontend')).key;
   const b = (await server.keys.create('batch job')).key;
   await server.keyCache.refresh();
@@ -115,7 +117,7 @@ describe('every answer of a deprecated operation says so', () => {
 
 describe('who still calls it', () => {
   it.each(targets)('%s: calls are counted per key and operation in the store, not per request (nothing before the flush), with first and last call; other operations are not counted', async (storage) => {
-    const s = await start({ metricsPort: 0 }, document, storage);
+    const s = await start({ METRICS_PORT: '0' }, document, storage);
     let stopped = false;
     try {
       const id = await aPet(s);
@@ -127,7 +129,7 @@ describe('who still calls it', () => {
       // Batched: the calls are in memory until the next write (by the timer, or at shutdown).
       expect(await deprecatedUsage(s.database.db)).toEqual([]);
 
-      const metrics = await (await fetch(`${s.server.metricsOrigin}/metrics`)).text();
+      const metrics = await (await fetch(`${s.server.featureOrigins.metrics}/metrics`)).text();
       // Every call, the 401 included; never a key label.
       expect(metrics).toContain(`animal_store_deprecated_requests_total{operation="${target.operationId}"} 5`);
 
@@ -206,7 +208,7 @@ describe('brownouts and the sunset: 410 Gone with the replacement', () => {
   const window = (fromMs: number, toMs: number) => `${new Date(Date.now() + fromMs).toISOString()}/${new Date(Date.now() + toMs).toISOString()}`;
 
   it('inside a DEPRECATION_BROWNOUTS window every deprecated operation answers 410 operation_brownout (its headers too); others answer as usual', async () => {
-    const s = await start({ brownouts: loadConfig({ DEPRECATION_BROWNOUTS: `${window(-60_000, 60 * 60_000)}` }).brownouts });
+    const s = await start({ DEPRECATION_BROWNOUTS: `${window(-60_000, 60 * 60_000)}` });
     try {
       const id = await aPet(s);
       const response = await s.get(targetPath(id));
@@ -227,7 +229,7 @@ describe('brownouts and the sunset: 410 Gone with the replacement', () => {
 
   it('outside every window (one past, one to come, written start/duration) it answers as usual', async () => {
     const past = `${new Date(Date.now() - 2 * 3_600_000).toISOString()}/PT1H`;
-    const s = await start({ brownouts: loadConfig({ DEPRECATION_BROWNOUTS: `${past}, ${window(3_600_000, 7_200_000)}` }).brownouts });
+    const s = await start({ DEPRECATION_BROWNOUTS: `${past}, ${window(3_600_000, 7_200_000)}` });
     try {
       const id = await aPet(s);
       expect((await s.get(targetPath(id))).status).toBe(200);
@@ -254,11 +256,11 @@ describe('brownouts and the sunset: 410 Gone with the replacement', () => {
   });
 
   it('DEPRECATION_BROWNOUTS: start/end and start/duration, sorted; a bad value is a ConfigError naming the variable and the form', () => {
-    expect(loadConfig({ DEPRECATION_BROWNOUTS: '2030-06-02T10:00:00Z/PT30M, 2030-06-01T10:00:00+02:00/2030-06-01T09:00:00Z' }).brownouts).toEqual([
+    expect(readBrownouts({ DEPRECATION_BROWNOUTS: '2030-06-02T10:00:00Z/PT30M, 2030-06-01T10:00:00+02:00/2030-06-01T09:00:00Z' })).toEqual([
       { start: Date.parse('2030-06-01T08:00:00Z'), end: Date.parse('2030-06-01T09:00:00Z'), text: '2030-06-01T08:00:00Z/2030-06-01T09:00:00Z' },
       { start: Date.parse('2030-06-02T10:00:00Z'), end: Date.parse('2030-06-02T10:30:00Z'), text: '2030-06-02T10:00:00Z/2030-06-02T10:30:00Z' },
     ]);
-    expect(loadConfig({}).brownouts).toEqual([]);
+    expect(readBrownouts({})).toEqual([]);
     for (const bad of ['tomorrow', '2030-06-01T10:00:00Z', '2030-06-01T12:00:00Z/2030-06-01T10:00:00Z', '2030-06-01T10:00:00Z/PT0S', '2030-06-01T10:00:00Z/PT1H,']) {
       expect(() => loadConfig({ DEPRECATION_BROWNOUTS: bad }), bad).toThrow(ConfigError);
       expect(() => loadConfig({ DEPRECATION_BROWNOUTS: bad }), bad).toThrow(/DEPRECATION_BROWNOUTS/);

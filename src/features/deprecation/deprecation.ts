@@ -1,15 +1,14 @@
 import type { Brownout } from './config.js';
 import { isoInstant } from '../../shared/instant.js';
 import type { OperationInfo } from '../../shared/spec.js';
-import type { Exchange } from '../../http/exchange.js';
 import { refuse, type Refusal } from '../../errors/refusal.js';
 import { setAhead } from '../../http/respond.js';
-import type { Stage } from '../../pipeline/stage.js';
+import type { Stage } from '../../http/stage.js';
 
 /**
  * The deprecated operations, derived from the spec's own markers (`deprecated`, `x-deprecated-at`,
  * `x-sunset`, `x-replacement`), for every deprecated operation alike; a handler never sets any of it.
- * One place handles them (Deprecations.admit), once a request is routed to one:
+ * Two stages handle them, once a request is routed to one (deprecationStage, sunsetStage):
  * - Every answer of one carries `Deprecation` (RFC 9745, a structured-field date),
  *   `Sunset` (RFC 8594, an HTTP date) and `Link: <docs>; rel="deprecation"` (RFC 9745 §3): the
  *   operation's `externalDocs.url`, else its place in the docs this server serves (Redoc's anchor).
@@ -57,9 +56,13 @@ export class Deprecations {
   constructor(
     operations: readonly OperationInfo[],
     private readonly brownouts: readonly Brownout[] = [],
-    private readonly onCall?: DeprecatedCallListener | undefined,
   ) {
     this.byOperation = new Map(operations.filter((op) => op.deprecated).map((op) => [op.operationId, describe(op)]));
+  }
+
+  /** Whether the contract deprecates any operation: without one, the feature has no stage. */
+  get any(): boolean {
+    return this.byOperation.size > 0;
   }
 
   /** The deprecated operation, or undefined for one that is not. */
@@ -67,24 +70,8 @@ export class Deprecations {
     return operationId === undefined ? undefined : this.byOperation.get(operationId);
   }
 
-  /**
-   * A request routed to `operationId`, `authorized` or not (a 401 is answered next): when the
-   * operation is deprecated, every answer of the exchange carries its headers from here on, the
-   * call is heard (with the exchange's caller), and an authorized call gets the 410 of a brownout or
-   * a past sunset, returned for the caller to throw before the rate limit and the body cost anything.
-   */
-  admit(exchange: Exchange, operationId: string | undefined, authorized: boolean): Refusal | undefined {
-    const op = this.get(operationId);
-    if (op === undefined) return undefined;
-    const { headers } = op;
-    for (const name in headers) setAhead(exchange, name, headers[name] as string);
-    const now = Date.now();
-    this.onCall?.(op.operationId, exchange.caller, now);
-    return authorized ? this.refusal(op, now) : undefined;
-  }
-
   /** The 410 a call of `op` gets at `now` (past its sunset, or in a brownout), or undefined. */
-  private refusal(op: DeprecatedOperation, now: number): Refusal | undefined {
+  refusal(op: DeprecatedOperation, now: number): Refusal | undefined {
     // On every call of a deprecated operation: nothing is built unless it is refused.
     const past = now >= op.sunsetAt;
     const brownout = past ? undefined : this.brownouts.find((window) => window.start <= now && now < window.end);
@@ -96,17 +83,37 @@ export class Deprecations {
 }
 
 /**
- * The deprecation, between the key check's verdict and its answer: a routed call of a deprecated
- * operation carries its headers whatever answers it (its 401 too), is heard, and gets the 410 of a
- * brownout or a past sunset when its key passed, before the rate limit and the body cost anything.
+ * Before the key check, since it needs only the operation: a routed call of a deprecated
+ * operation carries its headers whatever answers it (its 401 too), and is heard once its answer
+ * is done, with the caller the key check found (none on a 401).
  */
-export function deprecationStage(deprecations: Deprecations): Stage {
+export function deprecationStage(deprecations: Deprecations, onCall: DeprecatedCallListener): Stage {
   return {
     name: 'deprecation',
-    run(exchange) {
-      const gone = deprecations.admit(exchange, exchange.operation?.operationId, exchange.denied === undefined);
+    run(exchange, next) {
+      const op = deprecations.get(exchange.operation?.operationId);
+      if (op === undefined) return next(exchange);
+      const { headers } = op;
+      for (const name in headers) setAhead(exchange, name, headers[name] as string);
+      const at = Date.now();
+      exchange.res.once('close', () => onCall(op.operationId, exchange.caller, at));
+      return next(exchange);
+    },
+  };
+}
+
+/**
+ * After the key check: a caller whose key passed gets the 410 of a brownout or a past sunset,
+ * before the rate limit and the body cost anything; a stranger still gets its 401.
+ */
+export function sunsetStage(deprecations: Deprecations): Stage {
+  return {
+    name: 'sunset',
+    run(exchange, next) {
+      const op = deprecations.get(exchange.operation?.operationId);
+      const gone = op === undefined ? undefined : deprecations.refusal(op, Date.now());
       if (gone !== undefined) throw gone;
-      return undefined;
+      return next(exchange);
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Exactly-once, for every operation that declares the `Idempotency-Key` header parameter, without
- * its handler doing anything for it. A request with a key is served inside a unit of work
- * (src/store/queries/unitOfWork.ts): the key's record is looked up, the handler runs, and its answer
+ * its handler doing anything for it: a stage that wraps the handler's. A request with a key is served inside a unit of work
+ * (src/store/queries/unitOfWork.ts): the key's record is looked up, the rest of the path (the handler) runs, and its answer
  * (status, headers, body as sent) is recorded in the same transaction as the handler's writes, so
  * a crash keeps both or neither. A retry with an equal request gets that answer again; with
  * another request, a 422; while the first is still being served, a 409. Requests with keys that
@@ -12,8 +12,7 @@ import type { Kysely } from 'kysely';
 import type { Operation } from 'openapi-backend';
 import { refuse } from '../../errors/refusal.js';
 import type { AnyHandlerResult, Exchange } from '../../http/exchange.js';
-import type { HandlerCall } from '../../pipeline/handle.js';
-import type { Stage } from '../../pipeline/stage.js';
+import type { Next, Stage } from '../../http/stage.js';
 import { BinaryBody, JsonText } from '../../shared/schemas.js';
 import { createBatcher } from '../../store/queries/batcher.js';
 import type { Database, Dialect } from '../../store/schema.js';
@@ -56,10 +55,10 @@ function replayOf(operation: Operation, { status, headers, mediaType, body }: Re
   return { status, body: mediaType === 'application/json' ? new JsonText(body.toString('utf8')) : new BinaryBody(body, mediaType), headers: replayed };
 }
 
-type Item = { claim: Claim; exchange: Exchange };
+type Item = { claim: Claim; exchange: Exchange; next: Next };
 type Outcome = { result: AnyHandlerResult } | 'in_use' | 'reused';
 
-export function exactlyOnceStage(operations: readonly Operation[], { db, dialect, onBatch }: ExactlyOnceOptions, call: HandlerCall): Stage | undefined {
+export function exactlyOnceStage(operations: readonly Operation[], { db, dialect, onBatch }: ExactlyOnceOptions): Stage | undefined {
   const keyed = new Set(operations.filter(declaresKey).map((operation) => operation.operationId));
   // No operation takes a key: no stage, so no request pays for one.
   if (keyed.size === 0) return undefined;
@@ -72,11 +71,13 @@ export function exactlyOnceStage(operations: readonly Operation[], { db, dialect
       const fresh: { claim: Claim; answer: RecordedAnswer }[] = [];
       // Every handler settles before the transaction ends: none may still be writing when it rolls back.
       const settled = await Promise.allSettled(
-        items.map(async ({ claim, exchange }, i): Promise<Outcome> => {
+        items.map(async ({ claim, exchange, next }, i): Promise<Outcome> => {
           const prior = found[i] ?? 'none';
           if (prior === 'held') return 'in_use';
           if (prior !== 'none') return prior.fingerprint === claim.fingerprint ? { result: replayOf(exchange.operation as Operation, prior.answer) } : 'reused';
-          const { result, answer } = recorded(await call(exchange));
+          await next(exchange);
+          if (exchange.result === undefined) throw new Error('exactly once: the handler gave no result');
+          const { result, answer } = recorded(exchange.result);
           // A 5xx is the server's failure, not an answer to keep: the retry runs the handler again.
           if (answer.status < 500) fresh.push({ claim, answer });
           return { result };
@@ -112,23 +113,22 @@ export function exactlyOnceStage(operations: readonly Operation[], { db, dialect
 
   return {
     name: 'exactly once',
-    run(exchange) {
+    run(exchange, next) {
       const { operation, request } = exchange;
-      if (operation === undefined || request === undefined || !keyed.has(operation.operationId)) return undefined;
+      if (operation === undefined || request === undefined || !keyed.has(operation.operationId)) return next(exchange);
       const key = request.headers[HEADER];
-      if (typeof key !== 'string') return undefined;
+      if (typeof key !== 'string') return next(exchange);
       // A public operation's keys are its callers' in common: without a caller there is no one else to keep them by.
       const claim: Claim = { caller: exchange.caller ?? '', operationId: operation.operationId ?? '', key, fingerprint: fingerprintOf(operation, { path: request.params, query: request.query as Record<string, unknown>, mediaType: exchange.mediaType, body: request.requestBody }) };
       const slot = slotOf(claim);
       if (inFlight.has(slot)) throw refuse('idempotency_key_in_use', 'inFlight');
       inFlight.add(slot);
       return units
-        .add({ claim, exchange })
+        .add({ claim, exchange, next })
         .then((outcome) => {
           if (outcome === 'in_use') throw refuse('idempotency_key_in_use', 'inFlight');
           if (outcome === 'reused') throw refuse('idempotency_key_reused', 'otherRequest');
           exchange.result = outcome.result;
-          return undefined;
         })
         .finally(() => inFlight.delete(slot));
     },

@@ -10,6 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../shared/env.js';
 import { loadConfig } from '../../config.js';
+import { readMetrics } from './config.js';
 import { addPets, startTestServer, type Target, type TestServer } from '../../../test/support/server.js';
 
 interface Sample {
@@ -49,7 +50,7 @@ const series = (method: string, status: number, route?: string, extra: Record<st
 });
 
 async function scrape(t: TestServer): Promise<string> {
-  const origin = t.server.metricsOrigin;
+  const origin = t.server.featureOrigins.metrics;
   if (!origin) throw new Error('no metrics listener');
   const response = await fetch(`${origin}/metrics`);
   expect(response.status).toBe(200);
@@ -70,14 +71,14 @@ async function scrapeUntil(t: TestServer, done: (text: string) => boolean): Prom
 describe.each<Target>(['sqlite', 'pglite'])('metrics on METRICS_PORT [%s]', (target) => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer(target, { metricsPort: 0, metricsHost: '127.0.0.1' });
+    t = await startTestServer(target, { env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' } });
   });
   afterAll(async () => {
     await t?.close();
   });
 
   it('a second listener, on another port, serves GET /metrics only', async () => {
-    const origin = t.server.metricsOrigin ?? '';
+    const origin = t.server.featureOrigins.metrics ?? '';
     expect(origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(origin).not.toBe(t.origin);
     const other = await fetch(`${origin}/v1/pets`, { headers: { Authorization: `Bearer ${t.key}` } });
@@ -113,8 +114,8 @@ describe.each<Target>(['sqlite', 'pglite'])('metrics on METRICS_PORT [%s]', (tar
     expect(text).toMatch(/^http_server_request_duration_seconds_count\{http_request_method="GET",http_response_status_code="200",http_route="\/v1\/pets\/\{petId\}",url_scheme="http"\} [1-9]\d*$/m);
     expect(sample(text, COUNT, series('GET', 400, '/v1/pets'))).toBeGreaterThanOrEqual(1);
     expect(sample(text, COUNT, series('GET', 404, '/v1/pets/{petId}'))).toBeGreaterThanOrEqual(1);
-    // A failed key check is answered outside any operation: it has no route, and no path stands in for one.
-    expect(sample(text, COUNT, series('GET', 401))).toBeGreaterThanOrEqual(1);
+    // A failed key check belongs to the operation the router matched: its route, as the conventions define http.route.
+    expect(sample(text, COUNT, series('GET', 401, '/v1/pets'))).toBeGreaterThanOrEqual(1);
     expect(sample(text, COUNT, series('GET', 200, '/healthz'))).toBeGreaterThanOrEqual(1);
     // An unknown path matched no route: the conventions leave http_route out rather than put the path in.
     expect(sample(text, COUNT, series('GET', 404))).toBeGreaterThanOrEqual(1);
@@ -210,7 +211,7 @@ describe('metrics off (METRICS_PORT unset)', () => {
   it('no listener, and /metrics on the public port is a 404 Error body with or without a key', async () => {
     const t = await startTestServer('sqlite');
     try {
-      expect(t.server.metricsOrigin).toBeUndefined();
+      expect(t.server.featureOrigins.metrics).toBeUndefined();
       for (const headers of [{}, { Authorization: `Bearer ${t.key}` }] as Array<Record<string, string>>) {
         const response = await fetch(`${t.origin}/metrics`, { headers });
         expect(response.status).toBe(404);
@@ -222,8 +223,8 @@ describe('metrics off (METRICS_PORT unset)', () => {
   });
 
   it('graceful close closes the metrics listener too', async () => {
-    const t = await startTestServer('sqlite', { metricsPort: 0 });
-    const origin = t.server.metricsOrigin ?? '';
+    const t = await startTestServer('sqlite', { env: { METRICS_PORT: '0' } });
+    const origin = t.server.featureOrigins.metrics ?? '';
     expect((await fetch(`${origin}/metrics`)).status).toBe(200);
     await t.close();
     await expect(fetch(`${origin}/metrics`)).rejects.toThrow();
@@ -232,13 +233,13 @@ describe('metrics off (METRICS_PORT unset)', () => {
 
 describe('METRICS_PORT and METRICS_HOST are checked like the other variables', () => {
   it('unset or empty: off', () => {
-    expect(loadConfig({}).metricsPort).toBeUndefined();
-    expect(loadConfig({ METRICS_PORT: '' }).metricsPort).toBeUndefined();
+    expect(readMetrics({})).toBeUndefined();
+    expect(readMetrics({ METRICS_PORT: '' })).toBeUndefined();
   });
 
   it('set: the port, and METRICS_HOST (127.0.0.1 by default)', () => {
-    expect(loadConfig({ METRICS_PORT: '9464' })).toMatchObject({ metricsPort: 9464, metricsHost: '127.0.0.1' });
-    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' })).toMatchObject({ metricsPort: 9464, metricsHost: '0.0.0.0' });
+    expect(readMetrics({ METRICS_PORT: '9464' })).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(readMetrics({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' })).toEqual({ port: 9464, host: '0.0.0.0' });
   });
 
   it.each([

@@ -1,4 +1,4 @@
-/** RATE_LIMIT, RATE_LIMIT_WINDOW_S and REDIS_URL, read at start (src/config.ts puts them in the configuration). */
+/** RATE_LIMIT, RATE_LIMIT_WINDOW_S and REDIS_URL, read at start (./feature.ts). */
 import { ConfigError, readInteger, readUrl, type Env } from '../../shared/env.js';
 
 export interface RateLimitConfig {

@@ -10,6 +10,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../shared/env.js';
 import { loadConfig } from '../../config.js';
+import { readRateLimit } from './config.js';
 import { type RateLimitConfig } from './config.js';
 import { createLogger } from '../../shared/logger.js';
 import { createRateLimiter } from './rateLimit.js';
@@ -50,7 +51,7 @@ describe('rate limits in memory (RATE_LIMIT=3, RATE_LIMIT_WINDOW_S=60)', () => {
   const WINDOW_S = 60;
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: WINDOW_S, redisUrl: undefined }, corsOrigins: '*' }, { inProcess: true });
+    t = await startTestServer('sqlite', { env: { RATE_LIMIT: String(QUOTA), RATE_LIMIT_WINDOW_S: String(WINDOW_S), CORS_ORIGINS: '*' } }, { inProcess: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -161,14 +162,14 @@ describe('rate limits off (RATE_LIMIT unset, the default)', () => {
 
 describe('RATE_LIMIT, RATE_LIMIT_WINDOW_S and REDIS_URL are checked like the other variables', () => {
   it('unset or empty: off; REDIS_URL alone is checked but turns nothing on', () => {
-    expect(loadConfig({}).rateLimit).toBeUndefined();
-    expect(loadConfig({ RATE_LIMIT: '' }).rateLimit).toBeUndefined();
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).rateLimit).toBeUndefined();
+    expect(readRateLimit({})).toBeUndefined();
+    expect(readRateLimit({ RATE_LIMIT: '' })).toBeUndefined();
+    expect(readRateLimit({ REDIS_URL: 'redis://127.0.0.1:6379' })).toBeUndefined();
   });
 
   it('set: the quota, the window (60 s by default) and the Redis URL', () => {
-    expect(loadConfig({ RATE_LIMIT: '100' }).rateLimit).toEqual({ quota: 100, windowS: 60, redisUrl: undefined });
-    expect(loadConfig({ RATE_LIMIT: '5', RATE_LIMIT_WINDOW_S: '1', REDIS_URL: 'rediss://user:secret@cache.internal:6380/2' }).rateLimit).toEqual({
+    expect(readRateLimit({ RATE_LIMIT: '100' })).toEqual({ quota: 100, windowS: 60, redisUrl: undefined });
+    expect(readRateLimit({ RATE_LIMIT: '5', RATE_LIMIT_WINDOW_S: '1', REDIS_URL: 'rediss://user:secret@cache.internal:6380/2' })).toEqual({
       quota: 5,
       windowS: 1,
       redisUrl: 'rediss://user:secret@cache.internal:6380/2',
@@ -212,7 +213,7 @@ describe('fail open: Redis not there', () => {
   describe('the server keeps serving, and counts what it let through (METRICS_PORT)', () => {
     let t: TestServer;
     beforeAll(async () => {
-      t = await startTestServer('sqlite', { rateLimit: { quota: 1, windowS: 60, redisUrl: DEAD_REDIS }, metricsPort: 0, metricsHost: '127.0.0.1' }, { inProcess: true });
+      t = await startTestServer('sqlite', { env: { RATE_LIMIT: '1', REDIS_URL: DEAD_REDIS, METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' } }, { inProcess: true });
     });
     afterAll(async () => {
       await t?.close();
@@ -225,7 +226,7 @@ describe('fail open: Redis not there', () => {
         expect(response.status).toBe(200);
         expect(response.headers.get('ratelimit')).toBeNull();
       }
-      const text = await (await fetch(`${t.server.metricsOrigin ?? ''}/metrics`)).text();
+      const text = await (await fetch(`${t.server.featureOrigins.metrics ?? ''}/metrics`)).text();
       const line = text.split('\n').find((l) => l.startsWith('animal_store_rate_limit_fail_open_total '));
       expect(Number(line?.split(' ')[1])).toBe(4);
     });
@@ -236,7 +237,7 @@ describe.skipIf(!redisUrl)('rate limits in Redis (REDIS_URL)', () => {
   const QUOTA = 4;
   let a: TestServer;
   beforeAll(async () => {
-    a = await startTestServer('sqlite', { rateLimit: { quota: QUOTA, windowS: 30, redisUrl } }, { inProcess: true });
+    a = await startTestServer('sqlite', { env: { RATE_LIMIT: String(QUOTA), RATE_LIMIT_WINDOW_S: '30', REDIS_URL: redisUrl } }, { inProcess: true });
   });
   afterAll(async () => {
     await a?.close();

@@ -1,6 +1,6 @@
 /**
- * Whether traces are on, read at start from the OpenTelemetry SDK's own variables (src/config.ts
- * puts it in the configuration); light, so the SDK (./tracing.ts) is loaded only when they ask.
+ * Whether traces are on, read at start from the OpenTelemetry SDK's own variables (./feature.ts);
+ * light, so the SDK (./tracing.ts) is loaded only when they ask.
  */
 import { ConfigError, readOneOf, readUrl, type Env } from '../../shared/env.js';
 

@@ -14,13 +14,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopProcess } from '../../../scripts/lib/processes.js';
 import { ConfigError } from '../../shared/env.js';
-import { loadConfig } from '../../config.js';
+import { readTracing } from './config.js';
 import { createLogger } from '../../shared/logger.js';
 import { startTestServer, type TestServer } from '../../../test/support/server.js';
 import { jsonSpans, plainEnv, randomHex as hex, recordedModules, startAndAsk, startReceiver, traceparent, until, type Receiver } from '../../../test/support/tracing.js';
 
 describe('which variables turn traces on (src/features/tracing/config.ts, the SDK\'s own names)', () => {
-  const tracing = (env: Record<string, string>) => loadConfig(env).tracing;
+  const tracing = (env: Record<string, string>) => readTracing(env);
 
   it('off unless an OTLP endpoint is named or OTEL_SDK_DISABLED=false asks for the SDK', () => {
     expect(tracing({})).toBeUndefined();
@@ -80,9 +80,8 @@ describe('traced (OTEL_EXPORTER_OTLP_ENDPOINT, http/json): a getPet with a trace
     receiver = await startReceiver();
     // The SDK reads the process's environment; the server's configuration reads the same names.
     Object.assign(process.env, variables, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
-    const { tracing } = loadConfig(process.env);
-    expect(tracing).toEqual({ protocol: 'http/json' });
-    t = await startTestServer('sqlite', { logLevel: 'info', tracing }, { logger: createLogger('info', { write: (line: string) => void lines.push(line) }) });
+    expect(readTracing(process.env)).toEqual({ protocol: 'http/json' });
+    t = await startTestServer('sqlite', { logLevel: 'info', env: process.env }, { logger: createLogger('info', { write: (line: string) => void lines.push(line) }) });
   });
 
   afterAll(async () => {

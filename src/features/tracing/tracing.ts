@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces, loaded by src/server.ts only when the SDK's variables ask for them
+ * OpenTelemetry traces, loaded by ./feature.ts only when the SDK's variables ask for them
  * (./config.ts, readTracing): a SERVER span per request, a CLIENT span per database query under
  * it, exported over OTLP/HTTP by the SDK's batch span processor, and the active span's ids on every
  * log line written inside it. Nothing else imports OpenTelemetry, so with tracing off none of it is
@@ -12,9 +12,9 @@
  * imports at all takes a loader flag on every start, traced or not. better-sqlite3 has no maintained
  * instrumentation (one third-party package, a require hook too). And no instrumentation knows what
  * makes these spans useful: the operation openapi-backend routed to, with its route template, and
- * the one query path serving both dialects (src/store/queries/prepared.ts). So the request path and the
- * store each offer one hook (src/pipeline/requestPath.ts RequestTracing, src/store/queries/prepared.ts QueryTracer), and
- * this module fills them with the SDK's tracer, its W3C propagator and its context manager.
+ * the one query path serving both dialects (src/store/queries/prepared.ts). So this module is the
+ * request path's first stage, and fills the store's one hook (src/store/queries/prepared.ts
+ * QueryTracer), with the SDK's tracer, its W3C propagator and its context manager.
  *
  * Conventions followed (OpenTelemetry semantic conventions, stable HTTP and database spans):
  * - the request: name `{method} {http.route}` (`GET /v1/pets/{petId}`), or `{method}` when no route
@@ -70,7 +70,7 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import { redactApiKeys } from '../../core/apiKey.js';
 import type { TracingConfig } from './config.js';
-import type { RequestTracing } from '../../pipeline/requestPath.js';
+import type { Stage } from '../../http/stage.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';
 import type { Exchange } from '../../http/exchange.js';
 import { withContextFields, type Logger } from '../../shared/logger.js';
@@ -87,8 +87,8 @@ export interface TracingOptions {
 }
 
 export interface Tracing {
-  /** The request path's hook (src/pipeline/requestPath.ts). */
-  requests: RequestTracing;
+  /** The request path's first stage. */
+  requests: Stage;
   /** The store's hook for the compiled queries of one database (src/store/queries/prepared.ts, traceQueries). */
   queries(database: { dialect: Dialect; location: string }): QueryTracer;
   /** `logger`, whose lines carry `trace_id`, `span_id` and `trace_flags` while a span is active. */
@@ -138,8 +138,14 @@ export function startTracing(options: TracingOptions): Tracing {
   const tracer = provider.getTracer(SCOPE);
   const routeOf = routes(options.document);
 
-  const requests: RequestTracing = {
-    trace(exchange, serve) {
+  /**
+   * The first stage: starts the request's SERVER span (a child of the caller's `traceparent`, if
+   * any), ends it when the response is done, and runs the rest of the path inside it, so the
+   * queries and log lines of the request, its refusal's too, belong to it.
+   */
+  const requests: Stage = {
+    name: 'tracing',
+    run(exchange, next) {
       const { req, res } = exchange;
       const sent = req.method ?? '';
       const method = conventionalMethod(sent);
@@ -147,7 +153,7 @@ export function startTracing(options: TracingOptions): Tracing {
       const span = tracer.startSpan(method === '_OTHER' ? 'HTTP' : method, { kind: SpanKind.SERVER, attributes: requestAttributes(exchange, method) }, parent);
       // 'close' comes once per response: after it was handed to the OS, or when the connection was lost first.
       res.on('close', () => endRequest(span, exchange, method, routeOf(exchange)));
-      context.with(trace.setSpan(parent, span), serve, undefined, exchange);
+      return context.with(trace.setSpan(parent, span), next, undefined, exchange);
     },
   };
 
@@ -256,7 +262,8 @@ function endRequest(span: Span, exchange: Exchange, method: string, route: strin
     span.setAttribute(ATTR_HTTP_ROUTE, route);
     span.updateName(`${method === '_OTHER' ? 'HTTP' : method} ${route}`);
   }
-  if (exchange.operationId !== undefined) span.setAttribute(ATTR_OPERATION_ID, exchange.operationId);
+  const operationId = exchange.operation?.operationId;
+  if (operationId !== undefined) span.setAttribute(ATTR_OPERATION_ID, operationId);
   // A 4xx is the client's mistake: the conventions leave a server span's status unset for it.
   const error = !finished ? ABORTED : res.statusCode >= 500 ? String(res.statusCode) : undefined;
   if (error !== undefined) {
