@@ -4,8 +4,8 @@
  *
  * - A new resource: the Swagger Petstore's store orders (test/fixtures/resource-recipe/orders.yaml,
  *   under made-up …Example names) pasted into the spec as lint wants them, `npm run generate` (a
- *   stub per operation, in the handler map); one resource module (src/store/resources/
- *   orderExamples.ts: its table type and queries, for both dialects) and one migration file,
+ *   stub per operation, in the handler map); one resource module
+ *   (src/store/resources/orderExamples.ts: its table type and queries, for both dialects) and one migration file,
  *   `npm run generate` again (it lists both), and two of the four handlers written (the other two
  *   stay 501 stubs).
  * - A new store method: the README's `deletePet` under made-up names no spec will plausibly take
