@@ -30,9 +30,9 @@ import { projectRoot } from '../../src/shared/paths.js';
 
 /** Paths named on purpose although they do not exist, as `<file> <path>`, each with why. */
 const ALLOWED: Record<string, string> = {
-  'README.md src/store/resources/orders.ts': 'the new-resource recipe: a file the reader creates',
-  'README.md src/store/migrations/0008_orders.ts': 'the new-resource recipe: a file the reader creates',
-  'README.md handlers/placeOrder.ts': 'the new-resource recipe: a stub npm run generate creates',
+  'docs/architecture.md src/store/resources/orders.ts': 'the new-resource recipe: a file the reader creates',
+  'docs/architecture.md src/store/migrations/0008_orders.ts': 'the new-resource recipe: a file the reader creates',
+  'docs/architecture.md handlers/placeOrder.ts': 'the new-resource recipe: a stub npm run generate creates',
   'docs/architecture.md 0008_pets_birth_date.ts': "the example of a new migration's name",
   'test/loop/storeRecipes.test.ts src/store/resources/orderExamples.ts': 'the resource module the test writes on its copy of the project',
   'docs/frontend.md generated/operations.ts': 'moving from a copied client: where the copied file lived before the client package (now client/generated/)',
