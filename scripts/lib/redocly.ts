@@ -12,7 +12,7 @@ export const redoclyEnv = (env = process.env): NodeJS.ProcessEnv => ({ ...env, R
 /**
  * A line of the boxes Redocly CLI draws about itself, never about the spec: on Node 20, which the
  * project still supports, a 13-line "Node.js 20 support is ending" box tops every run, and no
- * option or environment variable turns it off (@redocly/cli's lib/index.js prints it whenever
+ * option or environment variable turns it off (@redocly/cli/lib/index.js prints it whenever
  * the major version is 20). `npm run lint` and `npm run conformance` leave such lines out, so the
  * first problem is not pushed off a newcomer's screen.
  */

@@ -2,7 +2,7 @@
  * A header added to the spec, on a copy of the project: `npm run generate -- --check` fails until it
  * is regenerated, then the typed client types and reads it with no code of its own. In the loop
  * suite (`npm run test:loop`) with the other project copies; the client's other header tests are
- * in ./clientHeaders.test.ts.
+ * in test/quick/clientHeaders.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

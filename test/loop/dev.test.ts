@@ -4,7 +4,7 @@
  * else saved). A code edit is served after the restart; a spec edit is generated and served; an
  * invalid spec is reported and the old server keeps answering; a server that fails to start waits
  * for the next save; SIGTERM stops everything with exit 0. Everything waits by polling, with the
- * test's timeout as the only limit: restart times are measured elsewhere (the README quotes them).
+ * test's timeout as the only limit: restart times are measured elsewhere (docs/performance.md quotes them).
  */
 import { readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -120,9 +120,9 @@ export const removeOwnerPetsExample: Handler<'removeOwnerPetsExample'> = async (
 };
 
 /**
- * The optional field the loop adds to NewPet and Pet: `nickname` (the README's example), or
+ * The optional field the loop adds to NewPet and Pet: `nickname` (docs/contract.md's example), or
  * `nickname2`, `nickname3`… when the project already uses that word, in the spec or the store (a
- * newcomer following the README may well have added a nickname). Its column has the same name.
+ * newcomer following docs/contract.md may well have added a nickname). Its column has the same name.
  */
 function freeFieldName(root: string): string {
   const migrations = readdirSync(join(root, 'src/store/migrations')).map((file) => `src/store/migrations/${file}`);
@@ -223,7 +223,7 @@ function buildObjectsWithField(sql: string, what: string): string {
 }
 
 /**
- * The store side of FIELD, the three places of the README's table: a new migration file adding
+ * The store side of FIELD, the three places of docs/contract.md's table: a new migration file adding
  * the column; the resource's store module, with the column in its table type and the store
  * writing and reading it (the page's JSON included, left out when null, on both dialects); and
  * createPet passing it on. Each edit finds its place
@@ -551,7 +551,7 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       for (const [file, text] of handlersBefore) expect(handlersAfterGenerate.get(file), `handlers/${file} changed`).toBe(text);
     });
 
-    it('npm run generate lists each new operation in the handler map (generated/handlers.ts), where its stub compiles at once (README step 3)', () => {
+    it('npm run generate lists each new operation in the handler map (generated/handlers.ts), where its stub compiles at once (README step 2)', () => {
       const map = copy.read('generated/handlers.ts');
       for (const op of newOperations()) expect(map).toContain(`import { ${op} } from '../handlers/${op}.js';`);
       expect(tscStubs.code, commandOutput(tscStubs)).toBe(0);

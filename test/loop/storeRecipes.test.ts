@@ -1,16 +1,16 @@
 /**
- * The README's two recipes that reach the store, on one copy of the project (one copy, one lint
+ * The two recipes that reach the store (docs/architecture.md#recipes), on one copy of the project (one copy, one lint
  * and one run of its quick suite for both: the loop suite's longest steps):
  *
  * - A new resource: the Swagger Petstore's store orders (test/fixtures/resource-recipe/orders.yaml,
  *   under made-up …Example names) pasted into the spec as lint wants them, `npm run generate` (a
- *   stub per operation, in the handler map); one resource module (src/store/resources/
- *   orderExamples.ts: its table type and queries, for both dialects) and one migration file,
+ *   stub per operation, in the handler map); one resource module
+ *   (src/store/resources/orderExamples.ts: its table type and queries, for both dialects) and one migration file,
  *   `npm run generate` again (it lists both), and two of the four handlers written (the other two
  *   stay 501 stubs).
- * - A new store method: the README's `deletePet` under made-up names no spec will plausibly take
+ * - A new store method: the recipe's `deletePet` under made-up names no spec will plausibly take
  *   (`retirePetExample`, DELETE /retire-pet-example/{petId}, store method `retireExample`: 204, or
- *   404 when there is no such animal), the method in the one file the README names, the pets'
+ *   404 when there is no such animal), the method in the one file the recipe names, the pets'
  *   store module (its `PetStore` interface and its implementation).
  *
  * The same copy also gets test/loop/spec-loop.test.ts's pasted operations (test/support/
@@ -209,7 +209,7 @@ const output = (result: CommandResult) => `exit ${String(result.code)}\n${result
 const generate = (copy: ProjectCopy) => runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir, env: copyEnv() });
 const quickSuite = (copy: ProjectCopy) => runCommand('npm', ['test'], { cwd: copy.dir, env: copyEnv({ DATABASE_URL: '' }), timeoutMs: 900_000 });
 
-describe(`the README's store recipes on one copy: the Petstore's store orders as ${RESOURCE}, and ${RETIRE.operationId} with its store method`, () => {
+describe(`the store recipes on one copy: the Petstore's store orders as ${RESOURCE}, and ${RETIRE.operationId} with its store method`, () => {
   let copy: ProjectCopy;
   let stubs: CommandResult;
   let stored: { generate: CommandResult; lint: CommandResult; suite: CommandResult };

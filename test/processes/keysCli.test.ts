@@ -1,6 +1,6 @@
 /**
  * `npm run keys`, the API key CLI, as an operator runs it: a process on a SQLite file. In the
- * processes suite (`npm run test:processes`); the keys' effect on requests is in ./auth.test.ts.
+ * processes suite (`npm run test:processes`); the keys' effect on requests is in test/storage/auth.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

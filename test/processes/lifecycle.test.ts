@@ -247,7 +247,7 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
     }
   });
 
-  it.skipIf(!postgresUrl)('on PostgreSQL, a schema of its own in a shared database, as the README shows (search_path in the URL): every table lands there, none in public', async () => {
+  it.skipIf(!postgresUrl)('on PostgreSQL, a schema of its own in a shared database, as docs/operations.md shows (search_path in the URL): every table lands there, none in public', async () => {
     const scratch = await createScratchDatabase(postgresUrl ?? '', 'schema');
     const tablesIn = async (schema: string) => {
       const client = new pg.Client({ connectionString: scratch.url });

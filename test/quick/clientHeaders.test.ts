@@ -8,7 +8,7 @@
  * - the parsers alone: the shapes the spec's patterns allow, the robustness the RFCs ask of a
  *   recipient, and never a throw, whatever the text;
  * - the generator: a header added to the spec gets a property and a kind (on a copy of the
- *   project: ./clientHeadersLoop.test.ts, in `npm run test:loop`);
+ *   project: test/loop/clientHeadersLoop.test.ts, in `npm run test:loop`);
  * - the compiler (the harness of test/quick/typecheck.test.ts): a misspelled header is an error, and
  *   `sunset` is a Date on getPet only.
  */

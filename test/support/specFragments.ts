@@ -9,7 +9,7 @@
  *   name (`OwnerSpecLoop`), its `$ref`s and security requirements renamed with it;
  * - an operationId the spec has already is an error naming the fixture, unless the fragment is
  *   pasted with `renameTakenOperationIds` (the Swagger Petstore's own names: a spec may well have
- *   a `deletePet` of its own, as the README suggests), which adds it as `<id>Petstore`;
+ *   a `deletePet` of its own, as docs/architecture.md's recipes suggest), which adds it as `<id>Petstore`;
  * - a path the spec has already is an error naming the fixture;
  * - a tag the spec lacks is added to its top-level list.
  */

@@ -67,7 +67,7 @@ describe('npm run lint runs every check and reports each failure', () => {
   it('runs the checks that pass too, and says so: Spectral and the compiler', () => {
     expect(lint.output).toMatch(/^passed {2}spectral$/m);
     expect(lint.output).toMatch(/^passed {2}tsc$/m);
-    // The spec changed without `npm run generate`: the code still compiles, and lint says so anyway (README step 4).
+    // The spec changed without `npm run generate`: the code still compiles, and lint says so anyway (README step 3).
     expect(lint.output).toMatch(/^FAILED {2}generated files \(generated\/ is stale: run `npm run generate`\)$/m);
     expect(lint.output).toMatch(/3 of 6 checks failed \(redocly, breaking-change gate, generated files\)/);
   });

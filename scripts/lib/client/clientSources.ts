@@ -80,7 +80,7 @@ function statusHeadersLiteral(byStatus: Record<string, StatusHeaders>): string {
 }
 
 /**
- * generated/operations.ts: the route of every operation by operationId (the client adds a method
+ * client/generated/operations.ts: the route of every operation by operationId (the client adds a method
  * per entry at run time), an interface with one member per operation, typed by that route, which
  * carries the method's JSDoc, and the response headers of every operation per status. The client
  * maps the interface to the methods' signatures with a homomorphic mapped type, which keeps each

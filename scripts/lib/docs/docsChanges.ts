@@ -2,7 +2,7 @@
  * The docs' "What changed" page (changes.html): for each step from one contract to the next (each
  * release to the one after it, the newest release to the working contract), newest step first,
  * what changed, grouped by operation, one line per change with its kind. The lines come from
- * ./contractChanges.ts (the same words the changelog gets); this module only lays them out, as
+ * ../contract/contractChanges.ts (the same words the changelog gets); this module only lays them out, as
  * plain HTML with every text escaped, no script, under the same CSP as the reference pages.
  */
 import type { ChangeGroup } from '../contract/contractChanges.js';

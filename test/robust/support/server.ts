@@ -61,7 +61,7 @@ export async function postgresStore(adminUrl: string, prefix: string): Promise<S
 }
 
 /**
- * The same, reached through a PgBouncer in transaction mode started for it (test/support/pgbouncer.ts),
+ * The same, reached through a PgBouncer in transaction mode started for it (scripts/lib/pgbouncer.ts),
  * with named statements off as behind any transaction pooler: every server started on this store
  * shares the pooler, as instances behind one do. dispose stops the pooler, then drops the database.
  */
