@@ -1,7 +1,7 @@
 /**
  * RFC 7396 JSON Merge Patch: what a handler of an `application/merge-patch+json` body applies to
  * the value it has stored. The body reader parses such a body as JSON and validates it against
- * the declared schema (./json.ts); this says what it means. A member set to `null` removes that
+ * the declared schema (../http/bodies/json.ts); this says what it means. A member set to `null` removes that
  * member, an object merges into an object member by member, recursively, and anything else (an
  * array, a string, a number, `true`) replaces what was there whole; a patch that is not an object
  * replaces the whole value. Neither argument is changed: the result is a new value, sharing the

@@ -1,6 +1,6 @@
 /**
  * What OpenTelemetry's HTTP semantic conventions take from a request, shared by the metrics
- * (./metrics.ts) and the traces (../features/tracing/tracing.ts) so both name a request alike.
+ * (../features/metrics/metrics.ts) and the traces (../features/tracing/tracing.ts) so both name a request alike.
  */
 import { basePathOf, operationsOf, type OpenApiDocument } from '../shared/spec.js';
 import type { Exchange } from './exchange.js';

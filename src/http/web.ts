@@ -1,6 +1,6 @@
 /**
  * Express, for everything outside the API: the bundled contract, the rendered docs, and a 404
- * Error body for any other path. Loaded in the background once the server listens (see app.ts),
+ * Error body for any other path. Loaded in the background once the server listens (src/pipeline/lanes.ts, its loadWeb),
  * so it costs the start-up nothing.
  *
  * Express serves its own routes; every Error it has to answer (a Refusal such as a 404, a thrown

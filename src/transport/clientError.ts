@@ -62,7 +62,7 @@ export function originIn(rawPacket: unknown): string | undefined {
   return match?.[1];
 }
 
-/** CORS headers for an origin that may read answers (../cors.ts), or undefined. */
+/** CORS headers for an origin that may read answers (../features/cors/cors.ts), or undefined. */
 export type CorsHeadersFor = (origin: string | undefined) => Readonly<Record<string, string>> | undefined;
 
 /** node:http's own (undocumented) link from a socket to the response in progress on it. */

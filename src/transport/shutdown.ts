@@ -12,7 +12,7 @@ export interface Shutdown {
 /**
  * On SIGTERM or SIGINT (a supervisor, a container runtime, Ctrl-C), stops gracefully once and
  * exits 0, or 1 when stopping failed; a second signal while stopping changes nothing. The
- * server's entry (./main.ts) and the sandbox (scripts/sandbox.ts) both stop this way.
+ * server's entry (../main.ts) and the sandbox (scripts/sandbox.ts) both stop this way.
  */
 export function exitOnSignals(logger: Logger, shutdown: Shutdown): void {
   let stopping = false;

@@ -60,7 +60,7 @@ export interface Cors {
    * answers the request when it is a preflight under the API. True when it answered.
    */
   handle(exchange: Exchange, origin: string): boolean;
-  /** The CORS headers of an answer to `origin`, or undefined when it is not allowed (node:http's own refusals: ./clientError.ts). */
+  /** The CORS headers of an answer to `origin`, or undefined when it is not allowed (node:http's own refusals: ../../transport/clientError.ts). */
   headersFor(origin: string | undefined): Record<string, string> | undefined;
   /** What the derived lists hold (tests, logs). */
   readonly allowHeaders: string;

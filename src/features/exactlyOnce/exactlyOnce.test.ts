@@ -184,7 +184,7 @@ describe('an operation that declares Idempotency-Key is exactly-once without its
 });
 
 describe("the keys 1.2.0 recorded replay after migration 0006", () => {
-  /** 1.2.0's fingerprint of a createPet body (its canonical JSON: keys sorted), as src/store/idempotency/keys.ts computed it then. */
+  /** 1.2.0's fingerprint of a createPet body (its canonical JSON: keys sorted), as 1.2.0 computed it then. */
   const fingerprint120 = (record: { name: string; categoryId: number; status: string }) =>
     hash('sha256', `{"categoryId":${record.categoryId},"name":${JSON.stringify(record.name)},"status":${JSON.stringify(record.status)}}`, 'hex');
 

@@ -1,5 +1,5 @@
 /**
- * The `Idempotency-Key` records (table idempotency_records, ./migrations/0006): what a request with
+ * The `Idempotency-Key` records (table idempotency_records, ./migrations/0006_idempotency_records.ts): what a request with
  * a key finds before its handler runs, and the answer it leaves behind in the same transaction as
  * the handler's writes, so no crash can separate the two.
  */

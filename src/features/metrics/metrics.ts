@@ -19,7 +19,7 @@
  * - the database pool (PostgreSQL: total, idle, waiting; SQLite has no pool: `db_info` says which);
  * - the size of each group commit (src/store/queries/batcher.ts);
  * - the age of the API key cache (seconds since its last successful reload);
- * - requests served without a rate-limit check because the counter store failed (./rateLimit.ts);
+ * - requests served without a rate-limit check because the counter store failed (../rateLimit/rateLimit.ts);
  * - calls of deprecated operations, by operation (never by key: `npm run keys -- usage` has that);
  * - prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, handles).
  *
@@ -55,13 +55,13 @@ export interface MetricsOptions {
 
 export interface Metrics {
   registry: Registry;
-  /** Times a request; its duration is observed, by its route (./conventions.ts), when the response is done. */
+  /** Times a request; its duration is observed, by its route (../../http/conventions.ts), when the response is done. */
   track(exchange: Exchange): void;
   /** One group commit of `size` creates. */
   observeBatch(size: number): void;
-  /** One request served without a rate-limit check: the counter store (Redis) failed (./rateLimit.ts fails open). */
+  /** One request served without a rate-limit check: the counter store (Redis) failed (../rateLimit/rateLimit.ts fails open). */
   countRateLimitFailOpen(): void;
-  /** One call of a deprecated operation (./deprecation.ts), whatever its answer. */
+  /** One call of a deprecated operation (../deprecation/deprecation.ts), whatever its answer. */
   countDeprecatedCall(operationId: string): void;
   /** The metrics listener's request handler: GET (or HEAD) /metrics, anything else a 404 or 405. */
   listener: RequestListener;

@@ -3,7 +3,7 @@
  * and compiling a query costs more than running it on a small indexed table, and the same SQL
  * text lets the driver reuse its prepared statement.
  *
- * Outside a transaction a call runs through the database's direct runner when ./database.ts
+ * Outside a transaction a call runs through the database's direct runner when ../database.ts
  * registered one (`runDirectly`): Kysely's executor wraps every query in its connection
  * provider, driver and result transform, a cost of the order of a SQLite point read itself
  * (docs/performance.md). The runner sends
@@ -34,7 +34,7 @@ interface HasExecutor {
 
 const executorOf = (db: object): object | undefined => ('getExecutor' in db && typeof db.getExecutor === 'function' ? (db as HasExecutor).getExecutor() : undefined);
 
-/** Registers the direct runner of a Kysely instance (./database.ts, for the connections it made). */
+/** Registers the direct runner of a Kysely instance (../database.ts, for the connections it made). */
 export function runDirectly(db: HasExecutor, runner: DirectRunner): void {
   directRunners.set(db.getExecutor(), runner);
 }

@@ -2,7 +2,7 @@
  * A unit of work: statements of several stores, made while one request is served, that commit
  * together or not at all (an animal and its photo; a request and the answer its Idempotency-Key
  * replays). Stores take no transaction argument: the driver (wrapped by `withUnitsOfWork` in
- * ./database.ts) hands every query made inside a unit the unit's connection, so a handler and the
+ * ../database.ts) hands every query made inside a unit the unit's connection, so a handler and the
  * stores it calls join it by being called, whatever way they query (compiled, built, raw SQL).
  * SQLite has one connection: a query inside the unit that waited for it would wait forever.
  */
@@ -111,7 +111,7 @@ class UnitDriver implements Driver {
   }
 }
 
-/** The dialect with units of work (every Kysely instance of ./database.ts is made with one). */
+/** The dialect with units of work (every Kysely instance of ../database.ts is made with one). */
 export function withUnitsOfWork(dialect: Dialect): Dialect {
   return {
     createAdapter: () => dialect.createAdapter(),

@@ -1,4 +1,4 @@
-/** Calls of deprecated operations per API key (src/store/deprecatedCalls.ts). */
+/** Calls of deprecated operations per API key (src/features/deprecation/calls.ts). */
 import { sql } from 'kysely';
 import { bigint, type MigrationUp } from '../../../store/migrationSql.js';
 

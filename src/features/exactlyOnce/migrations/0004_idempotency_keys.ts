@@ -1,4 +1,4 @@
-/** Idempotency-Key records of createPet (src/store/idempotency/keys.ts). */
+/** Idempotency-Key records of createPet, as 1.2.0 kept them (./0006_idempotency_records.ts moved their rows). */
 import { sql } from 'kysely';
 import { bigint, type MigrationUp } from '../../../store/migrationSql.js';
 
