@@ -14,8 +14,9 @@ const SERVE_ON_WITHIN_MS = 2_000;
 
 /**
  * The lingering close, after an answer with `Connection: close` (nginx's `lingering_close`): what
- * still arrives is read and dropped, never kept (each chunk is garbage once counted, so memory
- * stays flat however much arrives), until the client closes or one of these bounds is reached:
+ * still arrives is read and dropped, never kept (each chunk is garbage once counted: RSS rises by
+ * what waits for the collector, some tens of MiB, whether 256 MiB or 1 GiB arrives;
+ * test/robust/uploadMemory.test.ts), until the client closes or one of these bounds is reached:
  * - LINGER_MS after the answer in all (nginx's `lingering_time`, 30 s): a client sending for
  *   longer than that is sending far more than it may; node:http's REQUEST_TIMEOUT_MS, counted from
  *   the request's first byte, bounds it too;
