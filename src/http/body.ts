@@ -4,22 +4,49 @@
  */
 import type { Exchange } from './exchange.js';
 
-/** How much of a body refused unread is read and dropped, and for how long, before the socket is cut. */
-const MAX_DRAIN_BYTES = 1024 * 1024;
-const DRAIN_MS = 2_000;
+/**
+ * A refused body that declares at most this many bytes is read and dropped before the answer, so
+ * the connection serves on; it must be in within SERVE_ON_WITHIN_MS, or it is answered with
+ * `Connection: close` after all (and lingers, below).
+ */
+const SERVE_ON_MAX_BYTES = 1024 * 1024;
+const SERVE_ON_WITHIN_MS = 2_000;
+
+/**
+ * The lingering close, after an answer with `Connection: close` (nginx's `lingering_close`): what
+ * still arrives is read and dropped, never kept (each chunk is garbage once counted: RSS rises by
+ * what waits for the collector, some tens of MiB, whether 256 MiB or 1 GiB arrives;
+ * test/robust/uploadMemory.test.ts), until the client closes or one of these bounds is reached:
+ * - LINGER_MS after the answer in all (nginx's `lingering_time`, 30 s): a client sending for
+ *   longer than that is sending far more than it may; node:http's REQUEST_TIMEOUT_MS, counted from
+ *   the request's first byte, bounds it too;
+ * - LINGER_IDLE_MS without a byte (nginx's `lingering_timeout`, 5 s): a client that stopped
+ *   sending but keeps the connection open (a declared body never sent, say) does not hold it;
+ * - LINGER_MAX_BYTES read and dropped: a declared body is never read past its Content-Length
+ *   (the request is then complete), so this caps what one refused request may cost in reading on
+ *   a fast link, where 30 s would be many gigabytes; a GiB keeps the case this exists for (a big
+ *   file sent whole to the wrong place, or to a 5 MiB limit) answered, and is what a 1 Gbit/s
+ *   link carries in under 10 s.
+ * Lingering connections count as idle for MAX_CONNECTIONS (src/transport/connections.ts): at the
+ * bound, they are the first displaced.
+ */
+const LINGER_MS = 30_000;
+const LINGER_IDLE_MS = 5_000;
+const LINGER_MAX_BYTES = 1024 ** 3;
 
 /**
  * For an Error that answers a request whose body was not read to its end (a 401, a 404, a 413).
  * A client that is still sending cannot be answered on a connection that stays open unless the
- * rest is read, and closing at once would make the kernel reset the connection over the bytes
- * still arriving, which can destroy the answer before the client reads it (nginx calls the cure
- * a lingering close). So:
- * - a body whose Content-Length is at most MAX_DRAIN_BYTES is read and dropped first, then
+ * rest is read, and closing while bytes still arrive makes the kernel reset the connection, which
+ * can destroy the answer before the client reads it (the reason for nginx's lingering close). So:
+ * - a body whose Content-Length is at most SERVE_ON_MAX_BYTES is read and dropped first, then
  *   answered on a connection that serves on (`answer(false)`);
- * - any other (larger, chunked, or not in within DRAIN_MS) is answered at once with
- *   `Connection: close` (`answer(true)`); what still arrives is read and dropped, and the socket
- *   is cut after MAX_DRAIN_BYTES or DRAIN_MS, by when the client has had the answer for a while.
- * A connection whose client reads the answer is therefore never reused with unread bytes in it.
+ * - any other (larger, chunked, or not in within SERVE_ON_WITHIN_MS) is answered at once with
+ *   `Connection: close` (`answer(true)`), the connection is half-closed once the answer is out
+ *   (FIN: the client reads the answer, then the end), and what still arrives is read and dropped
+ *   within the linger's bounds above; the socket is cut only at one of them.
+ * A connection whose client reads the answer is therefore never reused with unread bytes in it,
+ * and a client that sends its whole body before reading (up to the bounds) still reads its answer.
  */
 export function answerAfterBody(exchange: Exchange, answer: (close: boolean) => void): void {
   const { req } = exchange;
@@ -30,36 +57,48 @@ export function answerAfterBody(exchange: Exchange, answer: (close: boolean) => 
   exchange.body = 'draining';
   const { socket } = req;
   const declared = Number(req.headers['content-length']);
+  const timers: NodeJS.Timeout[] = [];
+  const after = (ms: number, run: () => void): NodeJS.Timeout => {
+    const timer = setTimeout(run, ms);
+    // A connection gone before a timer fires takes it along: it holds the answer and, through the
+    // answer, the Error and whatever its stack trace keeps alive.
+    timer.unref();
+    timers.push(timer);
+    return timer;
+  };
+  const clearTimers = (): void => timers.forEach(clearTimeout);
+  socket.once('close', clearTimers);
+  const cut = (): void => void socket.destroy();
+
   let answered = false;
+  let idle: NodeJS.Timeout | undefined;
+  let drained = 0;
   const respond = (close: boolean): void => {
     if (answered) return;
     answered = true;
-    // node:http destroys a socket it answered with Connection: close as soon as the answer is
-    // written (destroySoon); with the client still sending, that is the reset described above.
-    // Half-closed instead: the cut below, or the client's own close, ends it.
-    if (close) socket.destroySoon = () => void socket.end();
+    clearTimers();
+    if (!close) {
+      // A connection that serves on must not gather a listener per refused request.
+      socket.off('close', clearTimers);
+    } else {
+      // node:http destroys a socket it answered with Connection: close as soon as the answer is
+      // written (destroySoon); with the client still sending, that is the reset described above.
+      // Half-closed instead: the client's own close, or a bound of the linger, ends it.
+      socket.destroySoon = () => void socket.end();
+      after(LINGER_MS, cut);
+      idle = after(LINGER_IDLE_MS, cut);
+    }
     answer(close);
   };
-  let drained = 0;
-  // Fires once, unless the body ended first and was answered on an open connection.
-  const cut = (): void => {
-    respond(true);
-    socket.destroy();
-  };
-  const timer = setTimeout(cut, DRAIN_MS);
-  timer.unref();
-  // A connection gone before the timer fires takes it along: it holds the answer and, through the
-  // answer, the Error and whatever its stack trace keeps alive.
-  socket.once('close', () => clearTimeout(timer));
   req.on('data', (chunk: Buffer) => {
     drained += chunk.length;
-    if (drained > MAX_DRAIN_BYTES) cut();
+    if (!answered) return;
+    idle?.refresh();
+    if (drained > LINGER_MAX_BYTES) cut();
   });
-  req.once('end', () => {
-    if (answered) return;
-    clearTimeout(timer);
-    respond(false);
-  });
+  req.once('end', () => respond(false));
   req.resume();
-  if (req.headers['transfer-encoding'] !== undefined || !(declared <= MAX_DRAIN_BYTES)) respond(true);
+  if (req.headers['transfer-encoding'] !== undefined || !(declared <= SERVE_ON_MAX_BYTES)) respond(true);
+  // Unless it ended first and was answered on an open connection.
+  else after(SERVE_ON_WITHIN_MS, () => respond(true));
 }

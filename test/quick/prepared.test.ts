@@ -14,7 +14,7 @@ import { directRunnerOf, prepare } from '../../src/store/queries/prepared.js';
 import type { Database } from '../../src/store/schema.js';
 
 type Tables = {
-  prepared_probe: { id: number; label: string };
+  examples_prepared: { id: number; label: string };
 };
 
 describe('prepared queries on SQLite', () => {
@@ -26,8 +26,8 @@ describe('prepared queries on SQLite', () => {
     dir = mkdtempSync(join(tmpdir(), 'animal-store-prepared-'));
     handle = await openSqlite(join(dir, 'store.sqlite'));
     db = handle.db.withTables<Tables>();
-    await sql`create table prepared_probe (id integer primary key, label text not null)`.execute(db);
-    await sql`insert into prepared_probe (id, label) values (1, 'one'), (2, 'two')`.execute(db);
+    await sql`create table examples_prepared (id integer primary key, label text not null)`.execute(db);
+    await sql`insert into examples_prepared (id, label) values (1, 'one'), (2, 'two')`.execute(db);
   });
 
   afterAll(async () => {
@@ -41,13 +41,13 @@ describe('prepared queries on SQLite', () => {
   });
 
   it("runs outside Kysely's executor, and inside a transaction through it (seeing the transaction's rows)", async () => {
-    const byId = prepare<{ id: number }, Tables['prepared_probe']>(db, (bind) => db.selectFrom('prepared_probe').selectAll().where('id', '=', bind('id')));
+    const byId = prepare<{ id: number }, Tables['examples_prepared']>(db, (bind) => db.selectFrom('examples_prepared').selectAll().where('id', '=', bind('id')));
     const executed = vi.spyOn(db.getExecutor(), 'executeQuery');
     try {
       expect(await byId({ id: 2 })).toEqual([{ id: 2, label: 'two' }]);
       expect(executed).not.toHaveBeenCalled();
       await db.transaction().execute(async (trx) => {
-        await sql`insert into prepared_probe (id, label) values (3, 'three')`.execute(trx);
+        await sql`insert into examples_prepared (id, label) values (3, 'three')`.execute(trx);
         expect(await byId({ id: 3 }, trx)).toEqual([{ id: 3, label: 'three' }]);
       });
     } finally {

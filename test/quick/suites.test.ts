@@ -48,3 +48,44 @@ describe('the suites, a folder each', () => {
     expect(featureFiles.filter((file) => file.endsWith('.storage.test.ts') && !perStore.includes(file))).toEqual([]);
   });
 });
+
+/**
+ * What the tests add to the contract or to a database is made up, so that no API pasted into the
+ * spec collides with it (issue 46: the Swagger Petstore's `placeOrder` and an `orders` table, both
+ * once added by a test, failed `npm test` for a spec that had them). In the files that run in the
+ * checkout (not test/loop/'s copies, not test/tools/'s frozen spec): a path added to the bundled
+ * contract is under `/examples/`, an operationId is one of the seed operations (those of the frozen
+ * copy, test/fixtures/spec/openapi.yaml) or ends in `Example`, and a table a test creates is named
+ * `examples_…`. Documents a test writes from scratch (no `loadBundledSpec`) may say anything.
+ */
+describe('the names a test adds to the contract or a database are made up', () => {
+  const files = [...testFiles(join(projectRoot, 'test')), ...testFiles(join(projectRoot, 'src'))]
+    .filter((file) => !['loop', 'tools'].includes(suiteOf(file)) && file !== 'test/quick/suites.test.ts')
+    .concat(['test/support', 'test/robust/support'].flatMap((dir) => readdirSync(join(projectRoot, dir)).filter((name) => name.endsWith('.ts')).map((name) => `${dir}/${name}`)));
+  const seeds = new Set([...readFileSync(join(projectRoot, 'test/fixtures/spec/openapi.yaml'), 'utf8').matchAll(/operationId: (\w+)/g)].map((m) => m[1]));
+  const found = (pattern: RegExp, onContract: boolean) =>
+    files.flatMap((file) => {
+      const text = readFileSync(join(projectRoot, file), 'utf8');
+      if (onContract && !text.includes('loadBundledSpec(')) return [];
+      return [...text.matchAll(pattern)].map((m) => `${file}: ${m[1]}`);
+    });
+
+  it('paths added to the bundled contract are under /examples/', () => {
+    const added = found(/paths\[\s*['"`]([^'"`]+)['"`]\s*\]\s*=[^=]/g, true);
+    expect(added.length).toBeGreaterThan(3);
+    expect(added.filter((line) => !line.split(': ')[1]!.startsWith('/examples/'))).toEqual([]);
+  });
+
+  it('operationIds are the seed operations or end in Example', () => {
+    expect(seeds.size).toBeGreaterThanOrEqual(3);
+    const ids = found(/operationId: ['"`](\w+)['"`]/g, true);
+    expect(ids.length).toBeGreaterThan(3);
+    expect(ids.filter((line) => { const id = line.split(': ')[1]!; return !seeds.has(id) && !id.endsWith('Example'); })).toEqual([]);
+  });
+
+  it('tables a test creates are named examples_…', () => {
+    const tables = found(/create table (?:if not exists )?["`]?(\w+)/gi, false);
+    expect(tables.length).toBeGreaterThan(0);
+    expect(tables.filter((line) => !line.split(': ')[1]!.startsWith('examples_'))).toEqual([]);
+  });
+});

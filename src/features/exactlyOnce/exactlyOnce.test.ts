@@ -30,14 +30,21 @@ const common = {
   '422': { $ref: '#/components/responses/IdempotencyKeyReused' },
   default: { $ref: '#/components/responses/UnexpectedError' },
 };
-const Order = { type: 'object', additionalProperties: false, required: ['id', 'petId', 'quantity'], properties: { id: { type: 'integer' }, petId: { type: 'integer' }, quantity: { type: 'integer' } } };
+const KeyedOrderExample = { type: 'object', additionalProperties: false, required: ['id', 'petId', 'quantity'], properties: { id: { type: 'integer' }, petId: { type: 'integer' }, quantity: { type: 'integer' } } };
 
-/** The working contract plus a resource nobody wrote exactly-once code for: orders, and a receipt image per order. */
-function withOrders(): OpenApiDocument {
+/**
+ * The working contract plus a resource nobody wrote exactly-once code for: orders, and a receipt
+ * image per order. Under the tests' made-up names (operationIds ending in `Example`, paths under
+ * `/examples/`, tables named `examples_…`; docs/contract.md), each one this file's own, so a spec
+ * that has orders of its own (the Swagger Petstore's `placeOrder`, an `orders` table: the README's
+ * resource recipe) still passes, and so do the fixtures pasted beside it in a copy
+ * (test/fixtures/resource-recipe/orders.yaml's `placeOrderExample`).
+ */
+function withKeyedOrderExamples(): OpenApiDocument {
   const document = structuredClone(loadBundledSpec()) as unknown as { paths: Record<string, unknown> };
-  document.paths['/orders'] = {
+  document.paths['/examples/keyed-orders'] = {
     post: {
-      operationId: 'placeOrder',
+      operationId: 'placeKeyedOrderExample',
       summary: 'Place an order',
       tags: ['Pets'],
       parameters: [{ ...keyed }],
@@ -45,12 +52,12 @@ function withOrders(): OpenApiDocument {
         required: true,
         content: { 'application/json': { schema: { type: 'object', additionalProperties: false, required: ['petId'], properties: { petId: { type: 'integer' }, quantity: { type: 'integer', minimum: 1, default: 1 } } } } },
       },
-      responses: { '201': { description: 'Placed.', headers: { Location: { description: 'Where the order is.', required: true, schema: { type: 'string', pattern: '^/v1/orders/[1-9][0-9]*$' } }, 'Idempotent-Replayed': replayedHeader }, content: { 'application/json': { schema: Order } } }, ...structuredClone(common) },
+      responses: { '201': { description: 'Placed.', headers: { Location: { description: 'Where the order is.', required: true, schema: { type: 'string', pattern: '^/v1/examples/keyed-orders/[1-9][0-9]*$' } }, 'Idempotent-Replayed': replayedHeader }, content: { 'application/json': { schema: KeyedOrderExample } } }, ...structuredClone(common) },
     },
   };
-  document.paths['/orders/{orderId}/receipt'] = {
+  document.paths['/examples/keyed-orders/{orderId}/receipt'] = {
     put: {
-      operationId: 'printReceipt',
+      operationId: 'printKeyedReceiptExample',
       summary: 'Print a receipt',
       tags: ['Pets'],
       parameters: [{ ...keyed }, { name: 'orderId', in: 'path', required: true, schema: { type: 'integer' } }],
@@ -68,30 +75,30 @@ let failNext = false;
 beforeAll(async () => {
   const mine = {
     // Handlers that write and answer, knowing nothing of keys.
-    placeOrder: async ({ body }: { body: { petId: number; quantity: number } }) => {
+    placeKeyedOrderExample: async ({ body }: { body: { petId: number; quantity: number } }) => {
       placed += 1;
       if (failNext) {
         failNext = false;
         throw new Error('the order could not be placed');
       }
-      await sql`insert into orders (pet_id, quantity) values (${body.petId}, ${body.quantity})`.execute(t.database.db);
-      const { rows } = await sql<{ id: number }>`select max(id) as id from orders`.execute(t.database.db);
+      await sql`insert into examples_keyed_orders (pet_id, quantity) values (${body.petId}, ${body.quantity})`.execute(t.database.db);
+      const { rows } = await sql<{ id: number }>`select max(id) as id from examples_keyed_orders`.execute(t.database.db);
       const id = Number(rows[0]?.id);
-      return { status: 201, body: { id, petId: body.petId, quantity: body.quantity }, headers: { Location: `/v1/orders/${id}` } };
+      return { status: 201, body: { id, petId: body.petId, quantity: body.quantity }, headers: { Location: `/v1/examples/keyed-orders/${id}` } };
     },
-    printReceipt: async ({ path }: { path: { orderId: number } }) => {
+    printKeyedReceiptExample: async ({ path }: { path: { orderId: number } }) => {
       printed += 1;
       return { status: 200, body: new BinaryBody(Buffer.from([0x89, 0x50, 0x4e, 0x47, path.orderId, printed]), 'image/png') };
     },
   };
-  t = await injectable({ document: withOrders(), handlers: { ...handlers, ...mine } as unknown as Handlers });
-  await sql`create table orders (id integer primary key autoincrement, pet_id integer not null, quantity integer not null)`.execute(t.database.db);
+  t = await injectable({ document: withKeyedOrderExamples(), handlers: { ...handlers, ...mine } as unknown as Handlers });
+  await sql`create table examples_keyed_orders (id integer primary key autoincrement, pet_id integer not null, quantity integer not null)`.execute(t.database.db);
 });
 afterAll(() => t.close());
 
 const place = (key: string | undefined, body: unknown) =>
-  t.inject({ method: 'POST', url: '/v1/orders', payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) } });
-const orderCount = async () => Number((await sql<{ n: number }>`select count(*) as n from orders`.execute(t.database.db)).rows[0]?.n);
+  t.inject({ method: 'POST', url: '/v1/examples/keyed-orders', payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) } });
+const orderCount = async () => Number((await sql<{ n: number }>`select count(*) as n from examples_keyed_orders`.execute(t.database.db)).rows[0]?.n);
 
 describe('an operation that declares Idempotency-Key is exactly-once without its handler doing anything', () => {
   it('a retry replays the first 201 (body, Location, Idempotent-Replayed) and runs nothing', async () => {
@@ -140,7 +147,7 @@ describe('an operation that declares Idempotency-Key is exactly-once without its
     expect(after.headers['idempotent-replayed']).toBe('true');
   });
 
-  it('a key is per operation: one key on createPet and on placeOrder is two requests, both served', async () => {
+  it('a key is per operation: one key on createPet and on placeKeyedOrderExample is two requests, both served', async () => {
     const pet = await t.inject({ method: 'POST', url: '/v1/pets', payload: JSON.stringify({ name: 'Shared key', categoryId: 1 }), headers: { 'content-type': 'application/json', 'idempotency-key': 'shared' } });
     const order = await place('shared', { petId: 1 });
     expect([pet.statusCode, order.statusCode]).toEqual([201, 201]);
@@ -166,8 +173,8 @@ describe('an operation that declares Idempotency-Key is exactly-once without its
   });
 
   it('a binary answer replays byte for byte with its media type; another path with the key is a 422', async () => {
-    const print = (orderId: number) => t.inject({ method: 'PUT', url: `/v1/orders/${orderId}/receipt`, headers: { 'idempotency-key': 'receipt-1' } });
-    const plain = await t.inject({ method: 'PUT', url: '/v1/orders/7/receipt' });
+    const print = (orderId: number) => t.inject({ method: 'PUT', url: `/v1/examples/keyed-orders/${orderId}/receipt`, headers: { 'idempotency-key': 'receipt-1' } });
+    const plain = await t.inject({ method: 'PUT', url: '/v1/examples/keyed-orders/7/receipt' });
     expect(plain.statusCode, plain.body).toBe(200);
     const first = await print(7);
     expect(first.statusCode, first.body).toBe(200);

@@ -97,7 +97,7 @@ export function readMultipart(exchange: Exchange, declared: DeclaredBody): Promi
           size += chunk.length;
           if (size > limit) {
             // Dropped before the Refusal is made: its stack trace keeps this closure, and so the
-            // chunks, alive for as long as the answer is (a drained connection's 2 s).
+            // chunks, alive for as long as the answer is (a lingering connection's, up to 30 s).
             chunks.length = 0;
             fail(refuse('payload_too_large', 'part', name, limit));
           } else chunks.push(chunk);

@@ -128,13 +128,15 @@ export interface Flood {
  * Writes `head`, then `chunk` over and over as fast as the socket takes it, reading while it
  * sends, as a client that means to read its answer does: it stops sending once the answer begins,
  * `most` bytes are sent, or the server cuts the connection, and waits for the end of the
- * connection up to `withinMs`. (A client that goes on writing past a refusal may see the server's
- * cut as a reset before it reads the answer: docs/architecture.md, Not promised.)
+ * connection up to `withinMs`. With `whole`, it is a client that sends its whole body whatever
+ * comes back (many do: they read only once they have sent): it keeps sending past the answer and
+ * past the server's half-close (its socket allows half-open), exactly `most` bytes, then ends its
+ * side and waits for the end; `sent` then counts only bytes the kernel took.
  */
-export function flood(host: string, port: number, head: string | Buffer, chunk: Buffer, most: number, withinMs = 30_000): Promise<Flood> {
+export function flood(host: string, port: number, head: string | Buffer, chunk: Buffer, most: number, withinMs = 30_000, whole = false): Promise<Flood> {
   return new Promise((resolve) => {
     const started = Date.now();
-    const socket: Socket = connect({ host, port });
+    const socket: Socket = connect({ host, port, allowHalfOpen: whole });
     const received: Buffer[] = [];
     const result: Flood = { answer: '', sentBeforeAnswer: undefined, sent: 0, answeredAfterMs: undefined, closedAfterMs: undefined, errorCode: undefined };
     let done = false;
@@ -160,10 +162,17 @@ export function flood(host: string, port: number, head: string | Buffer, chunk: 
     // One chunk at a time, each once the last is in the kernel's hands, with a turn of the event
     // loop between them: whatever the server answers is read before the next write.
     const pump = () => {
-      if (done || result.answeredAfterMs !== undefined || result.sent >= most) return; // then: wait for the end of the connection (or the timer)
-      result.sent += chunk.length;
-      socket.write(chunk, (error) => {
-        if (!error) setImmediate(pump);
+      if (done || (!whole && result.answeredAfterMs !== undefined)) return; // then: wait for the end of the connection (or the timer)
+      if (result.sent >= most) {
+        if (whole) socket.end();
+        return;
+      }
+      const piece = whole && most - result.sent < chunk.length ? chunk.subarray(0, most - result.sent) : chunk;
+      if (!whole) result.sent += piece.length;
+      socket.write(piece, (error) => {
+        if (error) return;
+        if (whole) result.sent += piece.length;
+        setImmediate(pump);
       });
     };
     socket.write(head, pump);
@@ -196,4 +205,79 @@ export function isErrorBody(body: unknown, status: number): boolean {
   if (typeof body !== 'object' || body === null) return false;
   const error = body as Record<string, unknown>;
   return error.status === status && typeof error.code === 'string' && typeof error.message === 'string' && Object.keys(error).every((k) => ['status', 'code', 'message', 'details'].includes(k));
+}
+
+export interface Streamed {
+  status: number | undefined;
+  /** The answer's body, when it arrived whole (`complete`). */
+  body: Buffer;
+  complete: boolean;
+  /** Body bytes handed to node:http when the answer's head arrived, and in all. */
+  sentBeforeAnswer: number | undefined;
+  sent: number;
+  answeredAfterMs: number | undefined;
+  endedAfterMs: number;
+  /** The first error node:http reported (ECONNRESET, EPIPE, `TIMEOUT` for none within the bound), if any. */
+  errorCode: string | undefined;
+  /** Whether that error came before the answer was whole: the client lost its answer to it. */
+  errorBeforeAnswer: boolean;
+}
+
+/**
+ * node:http's own client streaming a body of exactly `length` bytes with that Content-Length:
+ * `chunk` over and over (never more of the body in memory than that), as fast as the socket takes
+ * it (its backpressure), reading the answer while it sends as node:http does. It stops sending
+ * when node:http stops (an answer that ended and a server that closed its side end the request);
+ * resolves once the answer is whole, the request failed, or `withinMs` passed.
+ */
+export function streamBody(url: string, options: { method: string; key: string; contentType: string; length: number; chunk: Buffer; withinMs?: number }): Promise<Streamed> {
+  const { length, chunk } = options;
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const result: Streamed = { status: undefined, body: Buffer.alloc(0), complete: false, sentBeforeAnswer: undefined, sent: 0, answeredAfterMs: undefined, endedAfterMs: 0, errorCode: undefined, errorBeforeAnswer: false };
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      result.endedAfterMs = Date.now() - started;
+      req.destroy();
+      resolve(result);
+    };
+    const failed = (error: NodeJS.ErrnoException) => {
+      if (result.errorCode === undefined) {
+        result.errorCode = error.code ?? error.message;
+        result.errorBeforeAnswer = !result.complete;
+      }
+      finish();
+    };
+    const timer = setTimeout(() => failed(Object.assign(new Error('no whole answer within the bound'), { code: 'TIMEOUT' })), options.withinMs ?? 120_000);
+    const headers = { authorization: `Bearer ${options.key}`, 'content-type': options.contentType, 'content-length': String(length) };
+    const req = httpRequest(url, { method: options.method, headers, agent: false }, (res) => {
+      result.status = res.statusCode;
+      result.answeredAfterMs = Date.now() - started;
+      result.sentBeforeAnswer = result.sent;
+      const chunks: Buffer[] = [];
+      res.on('data', (data: Buffer) => chunks.push(data));
+      res.on('end', () => {
+        result.complete = res.complete;
+        result.body = Buffer.concat(chunks);
+        finish();
+      });
+      res.on('error', failed);
+    });
+    req.on('error', failed);
+    const pump = (): void => {
+      while (!settled && !req.destroyed && result.sent < length) {
+        const piece = length - result.sent < chunk.length ? chunk.subarray(0, length - result.sent) : chunk;
+        result.sent += piece.length;
+        if (!req.write(piece)) {
+          req.once('drain', pump);
+          return;
+        }
+      }
+      if (!settled && !req.destroyed) req.end();
+    };
+    pump();
+  });
 }
