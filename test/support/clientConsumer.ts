@@ -2,7 +2,7 @@
  * A frontend team's project, as the client package's tests meet it: an empty folder outside this
  * repository (so nothing resolves into the repository's node_modules or sources) where the
  * package tarball `npm run build:client` makes is installed with npm, its dependencies from the
- * registry. Shared by the package's tests (compile, Node, browser, registry).
+ * registry. Shared by the package's tests (compile and publish, Node, browser).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -8,9 +8,11 @@
  * strikes the deprecated operation through; a browser app calling only listPets pulls at most
  * 12 kB min+gzip from it. The client of a frozen release is rebuilt from spec/released/.
  * Running it: test/processes/clientPackageNode.test.ts (Node, against the server),
- * test/browser/clientPackageBrowser.test.ts (Chromium, against the sandbox); publishing:
- * test/tools/clientRegistry.test.ts.
+ * test/browser/clientPackageBrowser.test.ts (Chromium, against the sandbox). Publishing: npm
+ * accepts the very tarball as it is (a dry run, below): what a registry then stores and serves
+ * by name is npm's and the registry's doing, not the package's.
  */
+import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +23,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/shared/paths.js';
 import { compileCases, compilerOptionsOf } from '../support/compile.js';
-import { consumerWithTarball, LIST_PETS_APP, type Consumer } from '../support/clientConsumer.js';
+import { consumerWithTarball, LIST_PETS_APP, npm, type Consumer } from '../support/clientConsumer.js';
 import { copyProject, replaceOnce, runCommand } from '../support/projectCopy.js';
 
 const rootManifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
@@ -64,6 +66,18 @@ describe('the tarball of npm run build:client, installed into an empty project',
     expect(manifest.dependencies).toEqual({ 'openapi-fetch': rootManifest.dependencies['openapi-fetch'], 'structured-headers': rootManifest.dependencies['structured-headers'] });
     expect(JSON.parse(readFileSync(join(consumer.dir, 'package.json'), 'utf8'))).toMatchObject({ dependencies: { '@animal-store/client': expect.stringMatching(/animal-store-client-.*\.tgz$/) } });
   });
+
+  it('is publishable as it is: not private, and npm publish takes the very tarball (its integrity) as @animal-store/client <version>', () => {
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    // npm refuses to publish a private package (EPRIVATE), which a dry run does not check.
+    expect(manifest.private).toBeUndefined();
+    expect(manifest.publishConfig).toBeUndefined();
+    // A dry run, offline, to a registry that is not there: npm reads and checks the manifest inside
+    // the tarball, and says what it would send, without asking a registry anything.
+    const report = JSON.parse(npm(consumer.dir, ['publish', '--dry-run', '--offline', '--json', consumer.client.tarball, '--registry', 'http://127.0.0.1:9/'])) as Record<string, { id: string; integrity: string }>;
+    const integrity = `sha512-${createHash('sha512').update(readFileSync(consumer.client.tarball)).digest('base64')}`;
+    expect(report['@animal-store/client']).toMatchObject({ id: `@animal-store/client@${contractVersion}`, integrity });
+  }, 60_000);
 
   it("carries the contract's document and its changelog section for this version", () => {
     expect(readFileSync(join(installed, 'openapi.json'), 'utf8')).toBe(readFileSync(join(projectRoot, 'generated', 'openapi.json'), 'utf8'));
