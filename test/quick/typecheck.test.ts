@@ -109,7 +109,7 @@ export const calls = [
   api.createPet({ body: { name: 'Biscuit', categoryId: 2 } }),
   api.getPet({ params: { path: { petId: 1 } } }),
 ];
-// Each method's result is the path method's plus its parsed headers (test/clientHeaders.test.ts),
+// Each method's result is the path method's plus its parsed headers (test/quick/clientHeaders.test.ts),
 // so it serves wherever the path method's does; parseAs still picks the type of data.
 export async function sameAsPathMethods() {
   let byPath = await api.GET('/pets/{petId}', { params: { path: { petId: 1 } } });

@@ -84,8 +84,9 @@ export class Deprecations {
 
 /**
  * Before the key check, since it needs only the operation: a routed call of a deprecated
- * operation carries its headers whatever answers it (its 401 too), and is heard once its answer
- * is done, with the caller the key check found (none on a 401).
+ * operation carries its headers whatever answers it (its 401 too), and is heard with the caller
+ * the key check found (none on a 401). The key check is synchronous, so once `next` has returned
+ * or thrown, the caller is known: no listener per call on the path of getPet.
  */
 export function deprecationStage(deprecations: Deprecations, onCall: DeprecatedCallListener): Stage {
   return {
@@ -95,9 +96,11 @@ export function deprecationStage(deprecations: Deprecations, onCall: DeprecatedC
       if (op === undefined) return next(exchange);
       const { headers } = op;
       for (const name in headers) setAhead(exchange, name, headers[name] as string);
-      const at = Date.now();
-      exchange.res.once('close', () => onCall(op.operationId, exchange.caller, at));
-      return next(exchange);
+      try {
+        return next(exchange);
+      } finally {
+        onCall(op.operationId, exchange.caller, Date.now());
+      }
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Deprecated operations, from the spec's own markers (./deprecation.ts): their headers on every
- * answer, each call heard (per key in the store, ./calls.ts, and in the metrics), and the 410 of a
+ * answer, each call heard once the key check has spoken (per key in the store, ./calls.ts, and in the metrics), and the 410 of a
  * brownout (DEPRECATION_BROWNOUTS, ./config.ts) or a past sunset. On whenever the contract
  * deprecates an operation; no stage otherwise.
  */
