@@ -42,7 +42,7 @@ export default defineConfig({
     projects: [
       // TEST_STORAGE tells test/support/server.ts (and the contract suite) which stores this suite runs on.
       // Quick files share a process per worker (not isolated): the server's modules are loaded, and
-      // the spec's validators compiled (src/http/validation.ts), once per worker instead of once per
+      // the spec's validators compiled (src/http/openapiBackend.ts), once per worker instead of once per
       // file, which was a third of the suite's time. So a quick file leaves nothing behind: it
       // closes what it starts and restores any environment variable it sets.
       { extends: true, test: { name: 'quick', include: [...inFolder('quick', 'storage'), FEATURE_TESTS], isolate: false, env: { TEST_STORAGE: 'sqlite' } } },

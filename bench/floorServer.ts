@@ -9,7 +9,7 @@
  *   bench sends are understood (`/v1/pets?limit=20`, `/v1/pets/<id>`): the cheapest honest
  *   answer this store and this contract allow on this machine.
  * - `FLOOR_ROUTER=openapi-backend`: openapi-backend, configured as the server configures it
- *   (../src/http/validation.ts), routes and parses through its router, and its compiled
+ *   (../src/http/openapiBackend.ts), routes and parses through its router, and its compiled
  *   validators validate, as the server's stages call them (../src/pipeline/); the rest of the
  *   list of stages (../src/pipeline/requestPath.ts) and the responder's contract check and header
  *   merging are left out.
@@ -21,13 +21,13 @@ import { createServer } from 'node:http';
 import { handlers } from '../generated/handlers.js';
 import { KeyCache } from '../src/auth/keyCache.js';
 import { loadConfig } from '../src/config.js';
-import type { HandlerDeps } from '../src/core/contract.js';
-import { createCursorCodec } from '../src/core/cursor.js';
+import type { HandlerDeps } from '../src/domain/contract.js';
+import { createCursorCodec } from '../src/domain/cursor.js';
 import { Deprecations } from '../src/features/deprecation/deprecation.js';
 import { entityTag, REVALIDATE } from '../src/http/etag.js';
 import { beginExchange, type Exchange } from '../src/http/exchange.js';
 import { answerJson } from '../src/http/respond.js';
-import { createOpenApiBackend } from '../src/http/validation.js';
+import { createOpenApiBackend } from '../src/http/openapiBackend.js';
 import { createLogger } from '../src/shared/logger.js';
 import { JsonText } from '../src/shared/schemas.js';
 import { openDatabase } from '../src/server.js';

@@ -3,7 +3,7 @@
  * requests, at three positions (first page, a deep cursor, a filtered deep cursor).
  */
 import http from 'node:http';
-import { createCursorCodec } from '../src/core/cursor.js';
+import { createCursorCodec } from '../src/domain/cursor.js';
 import type { BenchOptions } from './options.js';
 import { median, percentile, round2, round3, log } from './stats.js';
 import { prepareSqliteStore, type PreparedStore } from './stores.js';

@@ -1,6 +1,6 @@
 /** What is measured: the load scenarios against each target, and issue 31's goals judged from them. */
 import { nextLink } from '../client/index.js';
-import { createCursorCodec } from '../src/core/cursor.js';
+import { createCursorCodec } from '../src/domain/cursor.js';
 import type { LoadRequest } from './load.js';
 import type { PreparedStore } from './stores.js';
 import { auth } from './targets.js';

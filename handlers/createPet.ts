@@ -1,4 +1,4 @@
-import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler, type HandlerDeps, type Received, type Schemas } from '../src/core/contract.js';
+import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler, type HandlerDeps, type Received, type Schemas } from '../src/domain/contract.js';
 
 type Pet = Schemas['Pet'];
 

@@ -1,4 +1,4 @@
-import { errorResult, type Handler } from '../src/core/contract.js';
+import { errorResult, type Handler } from '../src/domain/contract.js';
 
 /** getPet: GET /pets/{petId}. Deprecated; the server adds Deprecation and Sunset from the spec. */
 export const getPet: Handler<'getPet'> = async ({ path }, { pets }) => {

@@ -1,4 +1,4 @@
-import { BinaryBody, errorResult, isPhotoMediaType, type Handler } from '../src/core/contract.js';
+import { BinaryBody, errorResult, isPhotoMediaType, type Handler } from '../src/domain/contract.js';
 
 /**
  * getPetPhoto: GET /pets/{petId}/photo. The photo's bytes with the media type they were stored

@@ -1,4 +1,4 @@
-import { errorResult, type Handler } from '../src/core/contract.js';
+import { errorResult, type Handler } from '../src/domain/contract.js';
 
 /** listPets: GET /pets. A page of animals by ascending id, with a `Link rel="next"` while more exist. */
 export const listPets: Handler<'listPets'> = async ({ query }, { pets, cursors, basePath }) => {

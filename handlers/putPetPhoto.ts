@@ -1,4 +1,4 @@
-import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler } from '../src/core/contract.js';
+import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler } from '../src/domain/contract.js';
 
 /**
  * putPetPhoto: PUT /pets/{petId}/photo. Stores the image sent as the body, replacing the

@@ -11,7 +11,7 @@
  *   dist/docs/CHANGELOG.md          the contract's changelog (spec/CHANGELOG.md), published with it
  *   dist/docs-server/               the same pages as the server serves them under /docs: absolute
  *                                   /docs links, "Try it" offers the serving server, and the working
- *                                   page lists one more server first, whose URL src/http/web.ts
+ *                                   page lists one more server first, whose URL src/http/express.ts
  *                                   replaces with its own (SERVED_ORIGIN_PLACEHOLDER)
  *
  * Every page has the version bar (scripts/lib/docs/docsMenu.ts); the reference pages have the "Try

@@ -50,8 +50,8 @@ const root = projectRoot;
 const specPath = join(root, 'spec', 'openapi.yaml');
 
 function stub(operationId: string, method: string, path: string, summary: string): string {
-  return `import type { Handler } from '../src/core/contract.js';
-import { notImplemented } from '../src/core/contract.js';
+  return `import type { Handler } from '../src/domain/contract.js';
+import { notImplemented } from '../src/domain/contract.js';
 
 /**
  * ${operationId}: ${method.toUpperCase()} ${path}${summary ? ` (${summary})` : ''}.
@@ -65,7 +65,7 @@ export const ${operationId}: Handler<'${operationId}'> = async () => notImplemen
 /** The handler map, in the spec's order: a handler missing or answering what the spec does not declare fails tsc here. */
 function handlersModule(operations: readonly OperationInfo[]): string {
   const imports = operations.map((op) => `import { ${op.operationId} } from '../handlers/${op.operationId}.js';`);
-  return `${HEADER}import type { Handlers } from '../src/core/contract.js';
+  return `${HEADER}import type { Handlers } from '../src/domain/contract.js';
 ${imports.join('\n')}
 
 /** One handler per operationId of the spec (handlers/<operationId>.ts). */

@@ -119,7 +119,7 @@ export function forMock(document: OpenApiDocument): OpenApiDocument {
   const withoutHeaders = (response: unknown, status: string, deprecated: boolean) => {
     const headers = isNode(response) && isNode(response.headers) ? response.headers : undefined;
     if (!headers) return;
-    // A deprecated operation's Link is its deprecation link (src/core/contract.ts reads it so too).
+    // A deprecated operation's Link is its deprecation link (src/domain/contract.ts reads it so too).
     if (!deprecated) delete headers.Link;
     delete headers['Idempotent-Replayed'];
     if (status !== '429') {

@@ -1,4 +1,4 @@
-import { hashApiKey, isWellFormedApiKey } from '../core/apiKey.js';
+import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.js';
 
 /**
  * A key check's answer: the caller, for a valid key (an opaque id of the key, the SHA-256 the key

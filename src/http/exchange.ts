@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Operation, ParsedRequest } from 'openapi-backend';
-import { API_KEY_PREFIX, redactApiKeys } from '../core/apiKey.js';
+import { API_KEY_PREFIX, redactApiKeys } from '../domain/apiKey.js';
 import type { DeclaredBody } from './bodies/declared.js';
 import type { Logger } from '../shared/logger.js';
 
@@ -17,7 +17,7 @@ import type { Logger } from '../shared/logger.js';
  * - `none`: the request has no body (no Content-Length or a zero one, no Transfer-Encoding);
  * - `unread`: it has one that nobody has read (yet);
  * - `read`: the body reader has taken it to its end;
- * - `draining`: it was refused and is being read and dropped (./body.ts, answerAfterBody).
+ * - `draining`: it was refused and is being read and dropped (./bodies/unread.ts, answerAfterBody).
  */
 export type BodyState = 'none' | 'unread' | 'read' | 'draining';
 
@@ -50,7 +50,7 @@ export interface Exchange {
   result: AnyHandlerResult | undefined;
 }
 
-/** What any handler answers, untyped: src/core/contract.ts's HandlerResult<O> is the same per operation. */
+/** What any handler answers, untyped: src/domain/contract.ts's HandlerResult<O> is the same per operation. */
 export interface AnyHandlerResult {
   status: number;
   body: unknown;

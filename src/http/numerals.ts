@@ -14,7 +14,7 @@ const PATTERNS = {
   integer: /^-?(?:0|[1-9][0-9]*)$/,
   number: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/,
 };
-// requestBody: a form's or a multipart body's text fields (./validation.ts, bodyCheck).
+// requestBody: a form's or a multipart body's text fields (./openapiBackend.ts, bodyCheck).
 const LOCATIONS = ['path', 'query', 'header', 'cookie', 'requestBody'] as const;
 
 type Schema = {

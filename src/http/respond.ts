@@ -11,7 +11,7 @@ import parseRange from 'range-parser';
 import type { Logger } from '../shared/logger.js';
 import { BinaryBody, JsonText } from '../shared/schemas.js';
 import { isDatabaseUnavailable } from '../shared/unavailable.js';
-import { answerAfterBody } from './body.js';
+import { answerAfterBody } from './bodies/unread.js';
 import { entityTag, entityTagOfDigest, ifNoneMatchMatches, ifRangeMatches, REVALIDATE } from './etag.js';
 import type { AnyHandlerResult, Exchange } from './exchange.js';
 import { refuse, Refusal } from '../errors/refusal.js';
@@ -70,7 +70,7 @@ export function setAhead(exchange: Exchange, name: string, value: string): void 
   (exchange.ahead ??= {})[name] = value;
 }
 
-/** For a lane that writes its answer itself (Express, ./web.ts): the exchange's headers set on the response ahead of it. */
+/** For a lane that writes its answer itself (Express, ./express.ts): the exchange's headers set on the response ahead of it. */
 export function setExchangeHeaders(exchange: Exchange): void {
   const list = exchangeHeaders(exchange);
   for (let i = 0; i < list.length; i += 2) exchange.res.setHeader(list[i] as string, list[i + 1] as string);
@@ -198,7 +198,7 @@ export interface Responder {
   /**
    * The one place a refused or failed request is answered: a Refusal (../errors/refusal.ts) as it says;
    * a database that cannot be reached, a 503 to retry; anything else, a logged 500. A body the
-   * request still has unread is taken care of first (./body.ts, answerAfterBody).
+   * request still has unread is taken care of first (./bodies/unread.ts, answerAfterBody).
    */
   sendError(exchange: Exchange, error: unknown): void;
 }

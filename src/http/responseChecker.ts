@@ -4,7 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import { BinaryBody, JsonText } from '../shared/schemas.js';
 import type { OpenApiDocument } from '../shared/spec.js';
 import { inRange, kindOf } from './bodies/mediaType.js';
-import { newAjv } from './validation.js';
+import { newAjv } from './openapiBackend.js';
 
 /** Ajv's errors as a reader wants them: `<where> <what>` each, not the error objects' JSON. */
 function ajvText(errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }> | null | undefined): string {
@@ -90,7 +90,7 @@ export class ResponseChecker {
     const where = `${operationId ?? request} ${status}`;
     if (status >= 400) {
       if (!this.errorSchema(body)) {
-        problems.push(`${where}: the body is not an Error body of the contract (${ajvText(this.errorSchema.errors)}); answer an Error body with status ${status} (errorBody in src/core/contract.ts), and declare the response in the spec as an Error, e.g. \`$ref: '#/components/responses/NotFound'\``);
+        problems.push(`${where}: the body is not an Error body of the contract (${ajvText(this.errorSchema.errors)}); answer an Error body with status ${status} (errorBody in src/domain/contract.ts), and declare the response in the spec as an Error, e.g. \`$ref: '#/components/responses/NotFound'\``);
       } else if ((body as { status: number }).status !== status) problems.push(`${where}: Error.status ${(body as { status: number }).status} differs from the HTTP status ${status}`);
     }
     if (operationId) {

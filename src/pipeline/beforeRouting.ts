@@ -6,7 +6,7 @@
  *   second address for each resource that the contract, the mock and the docs do not have; it is
  *   a 404 like any unknown path, naming the address without the slash.
  */
-import { redactApiKeys } from '../core/apiKey.js';
+import { redactApiKeys } from '../domain/apiKey.js';
 import { invalidFields, refuse } from '../errors/refusal.js';
 import type { Stage } from '../http/stage.js';
 

@@ -8,7 +8,7 @@
 import { invalidFields } from '../errors/refusal.js';
 import { declaredBodies } from '../http/bodies/declared.js';
 import { readBody } from '../http/bodies/read.js';
-import { BODY_REQUIRED } from '../http/validation.js';
+import { BODY_REQUIRED } from '../http/openapiBackend.js';
 import type { Stage } from '../http/stage.js';
 
 export const bodyStage: Stage = {

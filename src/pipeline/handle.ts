@@ -1,15 +1,15 @@
 /**
  * The operation's handler (handlers/<operationId>.ts, listed in generated/handlers.ts), given
- * the validated request as src/core/contract.ts types it: header and cookie parameters under the names
+ * the validated request as src/domain/contract.ts types it: header and cookie parameters under the names
  * the spec spells them with, and the caller the key check found. Its result is the answer's.
  */
 import type { Operation } from 'openapi-backend';
-import type { HandlerDeps, Handlers } from '../core/contract.js';
+import type { HandlerDeps, Handlers } from '../domain/contract.js';
 import { refuse } from '../errors/refusal.js';
 import type { AnyHandlerResult, Exchange } from '../http/exchange.js';
 import type { Stage } from '../http/stage.js';
 
-/** What a handler receives; src/core/contract.ts types it per operation. */
+/** What a handler receives; src/domain/contract.ts types it per operation. */
 interface HandlerRequestParts {
   path: Record<string, unknown>;
   query: Record<string, unknown>;

@@ -5,7 +5,7 @@
  * the GET (RFC 9110 §9.3.2): node:http sends the GET's status and headers and drops the body.
  */
 import type { OpenAPIBackend, Request } from 'openapi-backend';
-import { redactApiKeys } from '../core/apiKey.js';
+import { redactApiKeys } from '../domain/apiKey.js';
 import { invalidFields, refuse } from '../errors/refusal.js';
 import type { Stage } from '../http/stage.js';
 

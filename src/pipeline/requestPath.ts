@@ -5,8 +5,8 @@
  * or wraps the rest. The server's own stages, in CORE_STAGES' order:
  *
  *   exit             the one exit: whatever a stage throws is answered here (./exit.ts)
- *   probes           /healthz, /readyz (./lanes.ts)
- *   web              anything outside the base path: Express (./lanes.ts, src/http/web.ts)
+ *   probes           /healthz, /readyz (./probes.ts)
+ *   web              anything outside the base path: Express (./web.ts, src/http/express.ts)
  *   before routing   a doubled Authorization, a trailing slash (./beforeRouting.ts)
  *   match            openapi-backend's router: 404, 405, parameters parsed (./match.ts)
  *   authenticate     who is calling, from the operation's security: 401, or 503 (./authenticate.ts)
@@ -27,14 +27,14 @@
  * belongs (the sandbox's reset route) or observe the list (the test).
  */
 import type { RequestListener } from 'node:http';
-import type { HandlerDeps, Handlers } from '../core/contract.js';
+import type { HandlerDeps, Handlers } from '../domain/contract.js';
 import type { PlacedStage } from '../features/feature.js';
 import type { Readiness } from '../transport/drain.js';
 import { beginExchange } from '../http/exchange.js';
 import { createResponder } from '../http/respond.js';
 import { ResponseChecker, type ContractViolation } from '../http/responseChecker.js';
 import { chainStages, CORE_STAGES, type CoreStage, type Stage } from '../http/stage.js';
-import { compiledBackend } from '../http/validation.js';
+import { compiledBackend } from '../http/openapiBackend.js';
 import type { Logger } from '../shared/logger.js';
 import { basePathOf, type OpenApiDocument } from '../shared/spec.js';
 import { answerStage } from './answer.js';
@@ -43,7 +43,8 @@ import { beforeRouting } from './beforeRouting.js';
 import { bodyStage } from './body.js';
 import { exitStage } from './exit.js';
 import { handlerCaller, handleStage } from './handle.js';
-import { probesStage, webStage } from './lanes.js';
+import { probesStage } from './probes.js';
+import { webStage } from './web.js';
 import { matchStage, underBasePath } from './match.js';
 import { validateStage } from './validate.js';
 

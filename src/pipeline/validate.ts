@@ -1,5 +1,5 @@
 /**
- * Validation with openapi-backend's compiled validators (Ajv 2020-12: src/http/validation.ts),
+ * Validation with openapi-backend's compiled validators (Ajv 2020-12: src/http/openapiBackend.ts),
  * in place: parameters are converted to their types and defaults are filled in, so the handler
  * gets what the spec declares. openapi-backend compiles one body schema per operation, its
  * `application/json` one; a body of any other media type is checked against its own schema
@@ -10,7 +10,7 @@ import type { ErrorObject } from 'ajv/dist/2020.js';
 import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import type { Detail } from '../errors/catalog.js';
 import { invalidFields } from '../errors/refusal.js';
-import { bodyCheck, detailsOf } from '../http/validation.js';
+import { bodyCheck, detailsOf } from '../http/openapiBackend.js';
 import type { Stage } from '../http/stage.js';
 
 /** Header details with the names the spec gives them (`Idempotency-Key`): the validators see node:http's lower-case names. */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { generateApiKey, hashApiKey } from '../core/apiKey.js';
+import { generateApiKey, hashApiKey } from '../domain/apiKey.js';
 import type { Database } from './schema.js';
 
 export interface ApiKeyInfo {

@@ -1,7 +1,7 @@
 /**
  * What a resource's store module gets. Each file of src/store/resources/ is one resource: its
  * tables' types (`Tables`), and `open(context)`, which returns the object handlers reach as
- * `deps.<file name>` (src/core/contract.ts). `npm run generate` finds the modules (generated/stores.ts),
+ * `deps.<file name>` (src/domain/contract.ts). `npm run generate` finds the modules (generated/stores.ts),
  * so adding one edits no list.
  */
 import type { Kysely } from 'kysely';

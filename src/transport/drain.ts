@@ -3,7 +3,7 @@
  * must not vanish while the balancer still routes to it: `/readyz` answers 503 first, every
  * answer carries `Connection: close` so pooled connections move off, and only after a window long
  * enough for the balancer to see the 503 its `fall` number of times does the listener close
- * (../server.ts does the steps; ../pipeline/lanes.ts answers /readyz from this state; ./listen.ts closes
+ * (../server.ts does the steps; ../pipeline/probes.ts answers /readyz from this state; ./listen.ts closes
  * connections).
  *
  * When to drain. SHUTDOWN_DRAIN_MS set says it: that long (0: never). Unset, the server drains

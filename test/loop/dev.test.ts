@@ -101,8 +101,8 @@ describe('npm run dev', () => {
 
   it('a saved code edit restarts the server, which serves the new code', async () => {
     expect(JSON.parse(await served('/healthz', () => true))).toEqual({ status: 'ok' });
-    copy.edit('src/pipeline/lanes.ts', (text) =>
-      replaceOnce(text, "'/healthz') {\n        answerJson(exchange, 200, { status: 'ok' });", "'/healthz') {\n        answerJson(exchange, 200, { status: 'ok', edited: true });", 'the /healthz answer in src/pipeline/lanes.ts'),
+    copy.edit('src/pipeline/probes.ts', (text) =>
+      replaceOnce(text, "'/healthz') {\n        answerJson(exchange, 200, { status: 'ok' });", "'/healthz') {\n        answerJson(exchange, 200, { status: 'ok', edited: true });", 'the /healthz answer in src/pipeline/probes.ts'),
     );
     const body = await served('/healthz', (text) => text.includes('edited'));
     expect(JSON.parse(body)).toEqual({ status: 'ok', edited: true });

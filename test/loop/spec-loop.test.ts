@@ -69,14 +69,14 @@ const AVATAR_PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 
 
 /** The handlers written in the copy instead of the scaffolded stubs (the others stay stubs). */
 const HANDLERS: Record<string, string> = {
-  listSpeciesExample: `import type { Handler } from '../src/core/contract.js';
+  listSpeciesExample: `import type { Handler } from '../src/domain/contract.js';
 
 /** listSpeciesExample: GET /examples/species. Public. */
 export const listSpeciesExample: Handler<'listSpeciesExample'> = async () => ({ status: 200, body: [{ id: 1, name: 'Cat' }, { id: 2, name: 'Dog' }] });
 `,
   // Echoes every parameter as the handler received it; the annotations make the compiler check
   // that the generated types promise numbers, arrays and objects, and the JSON shows what arrived.
-  searchOwnerPetsExample: `import type { Handler } from '../src/core/contract.js';
+  searchOwnerPetsExample: `import type { Handler } from '../src/domain/contract.js';
 
 /** searchOwnerPetsExample: GET /examples/owners/{ownerId}/pets. Describes the search as received. */
 export const searchOwnerPetsExample: Handler<'searchOwnerPetsExample'> = async ({ path, query, header, cookie }) => {
@@ -104,7 +104,7 @@ export const searchOwnerPetsExample: Handler<'searchOwnerPetsExample'> = async (
 };
 `,
   // Bytes, not JSON: a BinaryBody of the media type the spec declares for the 200 (the compiler holds it to image/png).
-  getOwnerAvatarExample: `import { BinaryBody, type Handler } from '../src/core/contract.js';
+  getOwnerAvatarExample: `import { BinaryBody, type Handler } from '../src/domain/contract.js';
 
 /** getOwnerAvatarExample: GET /examples/owners/{ownerId}/avatar. Every owner has the same tiny PNG. */
 export const getOwnerAvatarExample: Handler<'getOwnerAvatarExample'> = async () => ({
@@ -112,7 +112,7 @@ export const getOwnerAvatarExample: Handler<'getOwnerAvatarExample'> = async () 
   body: new BinaryBody(Buffer.from('${AVATAR_PNG.toString('base64')}', 'base64'), 'image/png'),
 });
 `,
-  removeOwnerPetsExample: `import type { Handler } from '../src/core/contract.js';
+  removeOwnerPetsExample: `import type { Handler } from '../src/domain/contract.js';
 
 /** removeOwnerPetsExample: DELETE /examples/owners/{ownerId}/pets. Nothing is stored for owners: nothing to forget. */
 export const removeOwnerPetsExample: Handler<'removeOwnerPetsExample'> = async () => ({ status: 204, body: undefined });

@@ -171,7 +171,7 @@ function addStoreMethod(text: string): string {
 }
 
 const HANDLERS: Record<string, string> = {
-  placeOrderExample: `import type { Handler } from '../src/core/contract.js';
+  placeOrderExample: `import type { Handler } from '../src/domain/contract.js';
 
 /** placeOrderExample: POST /examples/store/order. */
 export const placeOrderExample: Handler<'placeOrderExample'> = async ({ body }, { ${RESOURCE} }) => {
@@ -179,7 +179,7 @@ export const placeOrderExample: Handler<'placeOrderExample'> = async ({ body }, 
   return { status: 201, body: order };
 };
 `,
-  getOrderByIdExample: `import { errorResult, type Handler } from '../src/core/contract.js';
+  getOrderByIdExample: `import { errorResult, type Handler } from '../src/domain/contract.js';
 
 /** getOrderByIdExample: GET /examples/store/order/{orderId}. */
 export const getOrderByIdExample: Handler<'getOrderByIdExample'> = async ({ path }, { ${RESOURCE} }) => {
@@ -188,7 +188,7 @@ export const getOrderByIdExample: Handler<'getOrderByIdExample'> = async ({ path
   return { status: 200, body: order };
 };
 `,
-  [RETIRE.operationId]: `import { errorResult, type Handler } from '../src/core/contract.js';
+  [RETIRE.operationId]: `import { errorResult, type Handler } from '../src/domain/contract.js';
 
 /** ${RETIRE.operationId}: DELETE ${RETIRE.path}. */
 export const ${RETIRE.operationId}: Handler<'${RETIRE.operationId}'> = async ({ path }, { pets }) => {

@@ -40,18 +40,18 @@ const LAYERS: ReadonlyArray<{ layer: string; folder: string; mayImport: readonly
   // The error catalog: every code's status, body, headers and wording, and the one Refusal.
   { layer: 'errors', folder: 'src/errors', mayImport: ['shared'] },
   // The handler contract and what it hands to handlers (cursors, merge patch); API keys' format.
-  { layer: 'core', folder: 'src/core', mayImport: ['shared', 'errors'] },
-  { layer: 'handlers', folder: 'handlers', mayImport: ['core'] },
-  { layer: 'store', folder: 'src/store', mayImport: ['shared', 'core'] },
-  { layer: 'auth', folder: 'src/auth', mayImport: ['shared', 'core'] },
+  { layer: 'domain', folder: 'src/domain', mayImport: ['shared', 'errors'] },
+  { layer: 'handlers', folder: 'handlers', mayImport: ['domain'] },
+  { layer: 'store', folder: 'src/store', mayImport: ['shared', 'domain'] },
+  { layer: 'auth', folder: 'src/auth', mayImport: ['shared', 'domain'] },
   // The request path's building blocks: the exchange, the body readers, the responder, Express.
-  { layer: 'http', folder: 'src/http', mayImport: ['shared', 'errors', 'core', 'auth'] },
+  { layer: 'http', folder: 'src/http', mayImport: ['shared', 'errors', 'domain', 'auth'] },
   // The listener, its connections, node:http's own refusals, the drain at shutdown.
   { layer: 'transport', folder: 'src/transport', mayImport: ['shared', 'errors', 'http'] },
   // The stages, their runner and their order (src/pipeline/requestPath.ts).
-  { layer: 'pipeline', folder: 'src/pipeline', mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'transport', 'features'] },
+  { layer: 'pipeline', folder: 'src/pipeline', mayImport: ['shared', 'errors', 'domain', 'auth', 'http', 'transport', 'features'] },
   // Features, one folder each (src/features/feature.ts: settings, a start into stages and a close) with their tables; the stage contract is http's, so no feature imports the pipeline.
-  { layer: 'features', folder: 'src/features', mayImport: ['shared', 'errors', 'core', 'auth', 'http', 'store'] },
+  { layer: 'features', folder: 'src/features', mayImport: ['shared', 'errors', 'domain', 'auth', 'http', 'store'] },
 ];
 const COMPOSITION = /^src\/[^/]+\.ts$/;
 
@@ -113,7 +113,7 @@ describe('architecture', () => {
   it('handlers import nothing but the typed contract (no Express, no SQL, no drivers)', () => {
     for (const file of sources('handlers')) {
       for (const spec of importsOf(file)) {
-        expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/[A-Za-z]+\.js|\.\.\/src\/core\/contract\.js)$/);
+        expect(spec, `${file} imports ${spec}`).toMatch(/^(\.\/[A-Za-z]+\.js|\.\.\/src\/domain\/contract\.js)$/);
       }
       expect(readFileSync(join(root, file), 'utf8'), file).not.toMatch(/\b(select|insert|update|delete)\s+(\*|into|from)\b/i);
     }
@@ -206,22 +206,22 @@ describe('architecture', () => {
   // reaches a layer only the way the one that imports it may.
   it('the generated lists import only their folder, and the handler contract takes the stores as types alone', () => {
     const lists: Array<[string, RegExp]> = [
-      ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9]+\.js|\.\.\/src\/core\/contract\.js)$/],
+      ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9]+\.js|\.\.\/src\/domain\/contract\.js)$/],
       ['generated/stores.ts', /^\.\.\/src\/store\/(resources\/[A-Za-z0-9]+|resource)\.js$/],
       // The store's migrations and each feature's, beside its code.
       ['generated/migrations.ts', /^\.\.\/src\/(store\/migrations\/\d{4}_[a-z0-9_]+|features\/[A-Za-z]+\/migrations\/\d{4}_[a-z0-9_]+|store\/migrationSql)\.js$/],
     ];
     for (const [file, allowed] of lists) for (const spec of importsOf(file)) expect(spec, `${file} imports ${spec}`).toMatch(allowed);
-    expect(readFileSync(join(root, 'src/core/contract.ts'), 'utf8')).toMatch(/^import type \{ Stores \} from '\.\.\/\.\.\/generated\/stores\.js';$/m);
+    expect(readFileSync(join(root, 'src/domain/contract.ts'), 'utf8')).toMatch(/^import type \{ Stores \} from '\.\.\/\.\.\/generated\/stores\.js';$/m);
     const users = runtime.filter((file) => importsOf(file).some((spec) => spec.endsWith('/generated/stores.js')));
-    expect(users.sort()).toEqual(['src/core/contract.ts', 'src/server.ts']);
+    expect(users.sort()).toEqual(['src/domain/contract.ts', 'src/server.ts']);
   });
 
-  it('the same layer rules report an import against the layers (test/fixtures/architecture/layers: src/shared/ importing src/core/) and pass the one along them', async () => {
+  it('the same layer rules report an import against the layers (test/fixtures/architecture/layers: src/shared/ importing src/domain/) and pass the one along them', async () => {
     const base = 'test/fixtures/architecture/layers/';
     const fixture = await importGraph([base.slice(0, -1)], layerRules(base));
     expect(fixture.modules).toHaveLength(3);
-    expect(fixture.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`)).toEqual([`layer-shared: ${base}src/shared/spec.ts → ${base}src/core/contract.ts`]);
+    expect(fixture.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`)).toEqual([`layer-shared: ${base}src/shared/spec.ts → ${base}src/domain/contract.ts`]);
   });
 
   it('the same cycle check reports a cycle closed by type-only imports with .js specifiers (test/fixtures/architecture/cycle)', async () => {

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { KeyVerdict } from '../../src/auth/keyCache.js';
 import type { Refusal } from '../../src/errors/refusal.js';
 import { beginExchange, type Exchange } from '../../src/http/exchange.js';
-import { createOpenApiBackend } from '../../src/http/validation.js';
+import { createOpenApiBackend } from '../../src/http/openapiBackend.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { authenticateStage } from '../../src/pipeline/authenticate.js';
 import type { OpenApiDocument } from '../../src/shared/spec.js';

@@ -4,7 +4,7 @@
  * answer: a cursor decodes to the position it was issued for, and nothing else decodes at all.
  */
 import { describe, expect, it } from 'vitest';
-import { createCursorCodec } from '../../src/core/cursor.js';
+import { createCursorCodec } from '../../src/domain/cursor.js';
 
 const codec = createCursorCodec('a-secret-of-this-database-only-for-tests-xx');
 

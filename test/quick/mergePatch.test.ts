@@ -1,10 +1,10 @@
 /**
- * RFC 7396 JSON Merge Patch (src/core/mergePatch.ts), the helper handlers of an
+ * RFC 7396 JSON Merge Patch (src/domain/mergePatch.ts), the helper handlers of an
  * application/merge-patch+json body apply to a stored value: the RFC's own examples (its
  * appendix A), and neither argument changed.
  */
 import { describe, expect, it } from 'vitest';
-import { applyMergePatch } from '../../src/core/contract.js';
+import { applyMergePatch } from '../../src/domain/contract.js';
 
 describe('applyMergePatch (RFC 7396)', () => {
   it('null removes a member; a member left out stays; a new one is added', () => {

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../../src/shared/spec.js';
-import { createOpenApiBackend, detailsOf } from '../../src/http/validation.js';
+import { createOpenApiBackend, detailsOf } from '../../src/http/openapiBackend.js';
 
 const integer = { type: 'integer', minimum: 1 };
 const document = {

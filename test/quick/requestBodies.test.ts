@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../../generated/handlers.js';
-import type { Handlers } from '../../src/core/contract.js';
+import type { Handlers } from '../../src/domain/contract.js';
 import type { Upload } from '../../src/shared/schemas.js';
 import { loadBundledSpec, type OpenApiDocument } from '../../src/shared/spec.js';
 import { injectable, type Injectable } from '../support/inject.js';

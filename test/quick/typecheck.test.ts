@@ -1,5 +1,5 @@
 /**
- * The compile-time completeness guarantees of src/core/contract.ts and of the typed client, proven with
+ * The compile-time completeness guarantees of src/domain/contract.ts and of the typed client, proven with
  * the TypeScript compiler; and what an editor shows on a deprecated operation's client method,
  * asked of TypeScript's language service (the one editors run).
  *
@@ -23,7 +23,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const tmpDir = join(root, 'test', `.vitest-typecheck-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
 
 // The real map (generated/handlers.ts), so an operation added to the spec and the map changes no case here.
-const IMPORTS = `import type { Handler, Handlers } from '../../src/core/contract.js';
+const IMPORTS = `import type { Handler, Handlers } from '../../src/domain/contract.js';
 import { handlers } from '../../generated/handlers.js';
 const { getPet, ...allButGetPet } = handlers;
 `;

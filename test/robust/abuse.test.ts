@@ -34,13 +34,13 @@ const TEN_MB = 10 * 1024 * 1024;
 /**
  * The chunked flood: far more than the server's RSS may grow by while it reads and drops it
  * (FLOOD_GROWTH), so a server that kept it would fail. A refused body is read and dropped for as
- * long as the lingering close lasts (src/http/body.ts); what it read waits for the collector, so
+ * long as the lingering close lasts (src/http/bodies/unread.ts); what it read waits for the collector, so
  * RSS rises by some tens of MiB whatever the size, never by the body.
  */
 const FLOOD_BYTES = 256 * 1024 * 1024;
 const FLOOD_GROWTH = 64 * 1024 * 1024;
 const BODY_LIMIT = 64 * 1024;
-/** How long the server waits for more of a refused body it will not read, once none arrives, before it cuts the connection (src/http/body.ts, LINGER_IDLE_MS). */
+/** How long the server waits for more of a refused body it will not read, once none arrives, before it cuts the connection (src/http/bodies/unread.ts, LINGER_IDLE_MS). */
 const LINGER_IDLE_MS = 5_000;
 
 const SECURITY_HEADERS: Record<string, string> = {

@@ -32,7 +32,7 @@ import { startTcpProxy, type TcpProxy } from './support/tcpProxy.js';
  * slack for a loaded machine.
  */
 const REQUEST_BOUND_MS = 5_000;
-/** /readyz gives its ping 2 s (src/pipeline/lanes.ts); the rest is slack. */
+/** /readyz gives its ping 2 s (src/pipeline/probes.ts); the rest is slack. */
 const READYZ_BOUND_MS = 3_000;
 /**
  * After the heal: a key reload that was in flight may need its 3.5 s budget to fail, the next one

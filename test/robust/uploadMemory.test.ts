@@ -19,7 +19,7 @@
  *   lingering against the server `npm start` ships (dist/, the real contract): putPetPhoto
  *             (`PUT /v1/pets/{petId}/photo`, up to 5 MiB) declaring 1 GiB, and 5 MiB + 1 byte, is
  *             answered 413 before its body is read, then the connection closes lingering
- *             (src/http/body.ts): node:http streaming the body reads its 413 Error, no reset; a
+ *             (src/http/bodies/unread.ts): node:http streaming the body reads its 413 Error, no reset; a
  *             client that sends its whole 1 GiB body before it stops has every byte taken and
  *             reads its 413 too; the server's RSS stays within 64 MiB of where it was
  *
@@ -114,7 +114,7 @@ function expect413(upload: Upload, result: Flood): void {
   expect((jsonBodyOf(result.answer) as { code?: string }).code, what).toBe('payload_too_large');
   expect(result.answeredAfterMs, what).toBeLessThan(ANSWER_WITHIN_MS);
   // Ended long before the gigabyte: the server half-closes after its answer, and this client,
-  // which reads while it sends, stops and closes (the lingering close: src/http/body.ts).
+  // which reads while it sends, stops and closes (the lingering close: src/http/bodies/unread.ts).
   expect(result.closedAfterMs, `${what}: the server never closed the connection`).toBeDefined();
   expect(result.sent, what).toBeLessThan(256 * 2 ** 20);
 }

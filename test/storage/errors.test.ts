@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../../generated/handlers.js';
 import { resources, type Stores } from '../../generated/stores.js';
-import { createCursorCodec } from '../../src/core/cursor.js';
+import { createCursorCodec } from '../../src/domain/cursor.js';
 import { createApp, type App } from '../../src/pipeline/requestPath.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { loadBundledSpec } from '../../src/shared/spec.js';
@@ -190,7 +190,7 @@ describe('an answer that breaks the contract', () => {
     expect(response.status).toBe(500);
     const body = (await response.json()) as { message: string };
     expect(body.message).toContain('getPet 404: the body is not an Error body of the contract');
-    expect(body.message).toContain('answer an Error body with status 404 (errorBody in src/core/contract.ts)');
+    expect(body.message).toContain('answer an Error body with status 404 (errorBody in src/domain/contract.ts)');
     expect(body.message).toContain('no body, but the spec declares content for this status');
     expect(app.violations.splice(0)).toEqual([expect.objectContaining({ operationId: 'getPet', status: 404 })]);
     expect(logs.join('\n')).toContain('getPet 404: the body is not an Error body of the contract');

@@ -210,7 +210,7 @@ function listenerOf(server: RunningServer): RequestListener {
  * and `client`; `api` still reaches it over a socket), and checks after every test that no
  * response broke the contract. `socket: true` sends them over the socket instead, for a suite of
  * what only a connection shows: uploads refused before their body is read, which the server
- * drains from the connection or cuts it (src/http/body.ts).
+ * drains from the connection or cuts it (src/http/bodies/unread.ts).
  */
 export function describeEachTarget(title: string, body: (ctx: () => TestServer) => void, { socket = false }: { socket?: boolean } = {}): void {
   describe.each(targets)(`${title} [%s]`, (target) => {

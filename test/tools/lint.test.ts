@@ -137,7 +137,7 @@ describe('npm run lint after a spec edit without npm run generate', () => {
     copy = copyProject('animal-store-stale-');
     // A newcomer's summary edit, and a handler for an operation generate has not typed yet.
     copy.edit('spec/openapi.yaml', (text) => replaceOnce(text, '      summary: List animals\n', '      summary: List the animals\n'));
-    copy.write('handlers/notGeneratedExample.ts', "import type { Handler } from '../src/core/contract.js';\nexport const notGeneratedExample: Handler<'notGeneratedExample'> = async () => ({ status: 204, body: undefined });\n");
+    copy.write('handlers/notGeneratedExample.ts', "import type { Handler } from '../src/domain/contract.js';\nexport const notGeneratedExample: Handler<'notGeneratedExample'> = async () => ({ status: 204, body: undefined });\n");
     const run = await npm(copy.dir, 'lint', '2030-10-01');
     expect(run.code, run.output).not.toBe(0);
     const stale = run.output.indexOf('generated/ is stale: run `npm run generate`');

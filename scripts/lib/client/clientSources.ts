@@ -26,7 +26,7 @@ const BLOB = ts.factory.createTypeReferenceNode(ts.factory.createIdentifier('Blo
 /**
  * The spec's types (openapi-typescript): `paths`, `components`, `operations`. A binary string
  * (`format: binary`: a file part, an image body) is a `Blob`, what a browser sends (a `File` is
- * one); the handlers see an Upload in its place (src/core/contract.ts).
+ * one); the handlers see an Upload in its place (src/domain/contract.ts).
  */
 async function contractTypes(document: OpenApiDocument, header: string): Promise<string> {
   const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], {

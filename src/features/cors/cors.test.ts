@@ -12,7 +12,7 @@ import { startProcess, stopProcess } from '../../../scripts/lib/processes.js';
 import { ConfigError } from '../../shared/env.js';
 import { readCorsOrigins } from './config.js';
 import { createCors, PREFLIGHT_MAX_AGE_S, requestHeadersOf, responseHeadersOf } from './cors.js';
-import { createOpenApiBackend } from '../../http/validation.js';
+import { createOpenApiBackend } from '../../http/openapiBackend.js';
 import { projectRoot } from '../../shared/paths.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from '../../shared/spec.js';
 import { startTestServer, type TestServer } from '../../../test/support/server.js';

@@ -25,7 +25,7 @@ export interface DeprecatedOperation {
   replacement: string;
 }
 
-/** The docs page the server serves (src/http/web.ts). */
+/** The docs page the server serves (src/http/express.ts). */
 const DOCS_PATH = '/docs';
 
 function describe(op: OperationInfo): DeprecatedOperation {

@@ -16,7 +16,7 @@ import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../../../generated/handlers.js';
 import { migrations } from '../../../generated/migrations.js';
-import type { Handlers } from '../../core/contract.js';
+import type { Handlers } from '../../domain/contract.js';
 import { BinaryBody } from '../../shared/schemas.js';
 import { loadBundledSpec, type OpenApiDocument } from '../../shared/spec.js';
 import { injectable, type Injectable } from '../../../test/support/inject.js';

@@ -34,7 +34,7 @@ export type Tables = {
  * and to one operation, so two callers, or one key on two operations, never meet.
  */
 export interface Claim {
-  /** The opaque id of the API key (src/core/contract.ts, HandlerRequest.caller). */
+  /** The opaque id of the API key (src/domain/contract.ts, HandlerRequest.caller). */
   caller: string;
   operationId: string;
   key: string;

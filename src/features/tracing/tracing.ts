@@ -68,7 +68,7 @@ import {
   ATTR_USER_AGENT_ORIGINAL,
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from '@opentelemetry/semantic-conventions';
-import { redactApiKeys } from '../../core/apiKey.js';
+import { redactApiKeys } from '../../domain/apiKey.js';
 import type { TracingConfig } from './config.js';
 import type { Stage } from '../../http/stage.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';

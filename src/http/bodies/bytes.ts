@@ -2,7 +2,7 @@
  * A body's bytes, up to a limit: raw-body stops at the limit (body-parser would read a refused
  * body to its end), and refuses a declared Content-Length over it before reading a byte. Each
  * outcome records where the body stands on the exchange, so the Error that answers a refused
- * request knows whether anything of it is left to drain (../body.ts, answerAfterBody).
+ * request knows whether anything of it is left to drain (./unread.ts, answerAfterBody).
  */
 import getRawBody from 'raw-body';
 import { refuse, type Refusal } from '../../errors/refusal.js';

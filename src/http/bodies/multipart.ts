@@ -56,7 +56,7 @@ export function readMultipart(exchange: Exchange, declared: DeclaredBody): Promi
     const fail = (refusal: Refusal): void => {
       if (settled) return;
       settled = true;
-      // Nothing more is parsed or kept; what still arrives is the answer's to drain (../body.ts).
+      // Nothing more is parsed or kept; what still arrives is the answer's to drain (./unread.ts).
       req.off('data', count);
       req.unpipe(parser);
       req.pause();

@@ -3,7 +3,7 @@
  * media type the request's matches (./mediaType.ts), refused with a 415 naming those declared when
  * none does; a declared Content-Length over that body's limit refused before a byte is read; then
  * the reader of its kind. A refused body stays `unread` where reading stopped, so the answer takes
- * care of the rest (../body.ts, answerAfterBody).
+ * care of the rest (./unread.ts, answerAfterBody).
  */
 import { refuse } from '../../errors/refusal.js';
 import type { Exchange } from '../exchange.js';

@@ -1,5 +1,5 @@
 /**
- * The animals: their table, and the store handlers reach as `deps.pets` (src/core/contract.ts), on
+ * The animals: their table, and the store handlers reach as `deps.pets` (src/domain/contract.ts), on
  * either SQL dialect through one query path. Plain data in, plain data out: nothing of SQL leaves.
  */
 import { sql, type Generated, type Kysely, type RawBuilder, type Selectable } from 'kysely';

@@ -1,6 +1,6 @@
 /**
  * The animals' photos: their table, and the store handlers reach as `deps.photos`
- * (src/core/contract.ts), on either SQL dialect through one query path. A photo is one row, written by
+ * (src/domain/contract.ts), on either SQL dialect through one query path. A photo is one row, written by
  * one statement: a replacement is the old row or the new one, never half of each, whatever kills
  * the process. Inside a unit of work (an animal created with its photo) the statement is one of
  * the unit's transaction (../queries/unitOfWork.ts).

@@ -1,8 +1,8 @@
 /**
- * What an Error does with a request body it did not read to its end (the readers are in
- * ./bodies/: each records where the body stands on the exchange, `exchange.body`).
+ * What an Error does with a request body it did not read to its end (the readers of this
+ * folder each record where the body stands on the exchange, `exchange.body`).
  */
-import type { Exchange } from './exchange.js';
+import type { Exchange } from '../exchange.js';
 
 /**
  * A refused body that declares at most this many bytes is read and dropped before the answer, so

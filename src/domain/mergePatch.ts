@@ -7,7 +7,7 @@
  * replaces the whole value. Neither argument is changed: the result is a new value, sharing the
  * untouched parts of `target`.
  *
- * Handlers reach it through src/core/contract.ts; it imports nothing, so it is in the shared layer
+ * Handlers reach it through src/domain/contract.ts; it imports nothing, so it is in the shared layer
  * (test/quick/architecture.test.ts), next to the body readers it belongs with.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Express, for everything outside the API: the bundled contract, the rendered docs, and a 404
- * Error body for any other path. Loaded in the background once the server listens (src/pipeline/lanes.ts, its loadWeb),
+ * Error body for any other path. Loaded in the background once the server listens (src/pipeline/web.ts, its loadWeb),
  * so it costs the start-up nothing.
  *
  * Express serves its own routes; every Error it has to answer (a Refusal such as a 404, a thrown
@@ -12,7 +12,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { redactApiKeys } from '../core/apiKey.js';
+import { redactApiKeys } from '../domain/apiKey.js';
 import { SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../shared/paths.js';
 import type { Exchange } from './exchange.js';
 import { refuse } from '../errors/refusal.js';
