@@ -1,4 +1,4 @@
-import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler, type HandlerDeps, type Received, type Schemas } from '../src/domain/contract.js';
+import { FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, refusalResult, type Handler, type HandlerDeps, type Received, type Schemas } from '../src/domain/contract.js';
 
 type Pet = Schemas['Pet'];
 
@@ -26,11 +26,7 @@ async function fromForm({ name, categoryId, status, photo }: Received<Schemas['N
   if (photo === undefined) return created(await pets.create(record), basePath);
   // The part's media type was checked against the spec's encoding (415): another is a wiring bug.
   if (!isPhotoMediaType(photo.mediaType)) throw new Error(`createPet: the photo part's encoding let ${photo.mediaType} in`);
-  const format = FORMAT_NAMES[photo.mediaType];
-  if (!hasSignatureOf(photo.bytes, photo.mediaType)) {
-    const message = `is not a ${format} image: its first bytes are not the ${format} signature`;
-    return errorResult('validation_failed', `The request is invalid: body field "photo" ${message}.`, [{ in: 'body', field: 'photo', message }]);
-  }
+  if (!hasSignatureOf(photo.bytes, photo.mediaType)) return refusalResult('validation_failed', 'notThatImage', 'photo', FORMAT_NAMES[photo.mediaType]);
   const pet = await unitOfWork(async () => {
     const stored = await pets.create(record);
     await photos.put(stored.id, { bytes: photo.bytes, mediaType: photo.mediaType });

@@ -1,4 +1,4 @@
-import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handler } from '../src/domain/contract.js';
+import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, refusalResult, type Handler } from '../src/domain/contract.js';
 
 /**
  * putPetPhoto: PUT /pets/{petId}/photo. Stores the image sent as the body, replacing the
@@ -8,8 +8,7 @@ import { errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, type Handl
 export const putPetPhoto: Handler<'putPetPhoto'> = async ({ path, body }, { photos }) => {
   // The body reader only lets in a media type the spec declares: another one is a wiring bug.
   if (!isPhotoMediaType(body.mediaType)) throw new Error(`putPetPhoto: the spec's media types let ${body.mediaType} in`);
-  const format = FORMAT_NAMES[body.mediaType];
-  if (!hasSignatureOf(body.bytes, body.mediaType)) return errorResult('invalid_image', `The request body is not a ${format} image; its first bytes are not the ${format} signature.`);
+  if (!hasSignatureOf(body.bytes, body.mediaType)) return refusalResult('invalid_image', 'notThatImage', FORMAT_NAMES[body.mediaType]);
   const stored = await photos.put(path.petId, { bytes: body.bytes, mediaType: body.mediaType });
   if (stored === 'no_pet') return errorResult('not_found', `No animal has id ${path.petId}.`);
   return { status: 204, body: undefined };

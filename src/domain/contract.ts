@@ -6,14 +6,14 @@
  */
 import type { operations } from '../../generated/openapi.js';
 import type { CursorCodec } from './cursor.js';
-import { errorResult } from '../errors/refusal.js';
+import { errorResult, refusalResult } from '../errors/refusal.js';
 import { FORMAT_NAMES, hasSignatureOf, isPhotoMediaType } from '../shared/images.js';
 import { BinaryBody, type JsonText, type Upload } from '../shared/schemas.js';
 import type { Stores } from '../../generated/stores.js';
 
 // Handlers import this module alone (test/quick/architecture.test.ts): what they need of
 // src/shared/schemas.ts, src/shared/images.ts and the error catalog (src/errors/) is passed on.
-export { BinaryBody, errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType };
+export { BinaryBody, errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, refusalResult };
 export { applyMergePatch } from './mergePatch.js';
 export type { PhotoMediaType } from '../shared/images.js';
 export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, MediaErrorBody, MediaErrorCode, Schemas, Upload } from '../shared/schemas.js';

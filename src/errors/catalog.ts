@@ -5,7 +5,8 @@
  * Stripe's error codes page or Huma's problem types: a code, its status and its sentence are
  * decided here once, and test/quick/errorCatalog.test.ts checks this table against the spec's
  * enumerations and their descriptions. Whatever refuses a request names a code and a condition
- * (./refusal.ts, refuse); a handler names a code and says its own sentence (errorResult).
+ * (./refusal.ts, refuse); a handler answers one of these conditions as its typed result
+ * (refusalResult), or names a code and says its own sentence about its resource (errorResult).
  *
  * The typed record below is the compile-time half of that check: a code added to the spec's
  * enumerations is a type error here until it has its entry.
@@ -37,6 +38,13 @@ export interface Entry {
   readonly says: Readonly<Record<string, (...args: never[]) => Wording>>;
 }
 
+/**
+ * Bytes that are not the image their media type says (shared/images.ts checks the signature): one
+ * condition, whose code is the one the operation's 400 declares (a form's field of createPet:
+ * validation_failed with the field; putPetPhoto's whole body: invalid_image, a MediaError).
+ */
+const notTheImage = (format: string) => `is not a ${format} image: its first bytes are not the ${format} signature`;
+
 const RETRY_SOON = { 'Retry-After': '1' } as const;
 
 /** One sentence for a 400's message: the first field that failed, and how many more did. */
@@ -60,6 +68,8 @@ export const CATALOG = {
         message: 'A part of the multipart body has no name: each part needs Content-Disposition: form-data; name="…".',
         details: [{ in: 'body', field: '', message: 'has a part without a name' }],
       }),
+      // A part of a form that is not the image its media type says; a whole body that is not answers invalid_image.
+      notThatImage: (field: string, format: string) => ({ message: `The request is invalid: body field "${field}" ${notTheImage(format)}.`, details: [{ in: 'body', field, message: notTheImage(format) }] }),
       repeatedField: (field: string) => ({ message: `The request is invalid: body field "${field}" is sent more than once; it takes one value.`, details: [{ in: 'body', field, message: 'is sent more than once; it takes one value' }] }),
     },
   },
@@ -192,7 +202,7 @@ export const CATALOG = {
     statuses: [400],
     body: 'MediaError',
     says: {
-      notThatImage: (format: string) => `The request body is not a ${format} image; its first bytes are not the ${format} signature.`,
+      notThatImage: (format: string) => `The request body ${notTheImage(format).replace(' image:', ' image;')}.`,
     },
   },
   range_not_satisfiable: {

@@ -79,3 +79,14 @@ export function errorResult<C extends Exclude<Code, GoneErrorCode>>(code: C, mes
   const result = { status, body: bodyOf(code, status, message, details, undefined) as BodyFor<C> };
   return (headers === undefined ? result : { ...result, headers }) as { status: StatusOf<C>; body: BodyFor<C> } & HeadersFor<C>;
 }
+
+/**
+ * One of the catalog's conditions as a handler's typed result
+ * (`return refusalResult('invalid_image', 'notThatImage', 'PNG')`): its status, body and headers,
+ * worded where every other refusal of it is.
+ */
+export function refusalResult<C extends Exclude<Code, GoneErrorCode>, K extends Condition<C>>(code: C, condition: K, ...args: ConditionArgs<C, K>): { status: StatusOf<C>; body: BodyFor<C> } & HeadersFor<C> {
+  const refusal = refuse(code, condition, ...args);
+  const result = { status: refusal.status as StatusOf<C>, body: refusal.body() as BodyFor<C> };
+  return (refusal.headers === undefined ? result : { ...result, headers: refusal.headers }) as { status: StatusOf<C>; body: BodyFor<C> } & HeadersFor<C>;
+}

@@ -5,7 +5,7 @@
  * read, the contract check (test and dev), the Error of a refused or failed request, and the JSON
  * itself, all in one `writeHead`.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Operation } from 'openapi-backend';
 import parseRange from 'range-parser';
 import type { Logger } from '../shared/logger.js';
@@ -95,6 +95,42 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
   const text = body instanceof JsonText ? body.text : JSON.stringify(body);
   headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text)));
   res.writeHead(status, headers).end(text);
+}
+
+/**
+ * Answers a request of a listener outside the API (metrics'), which has no exchange: the security
+ * headers and `no-store`, then `headers`, then the body as writeJson writes it (bytes of their
+ * own media type included).
+ */
+export function answerOutside(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  const list = [...SECURITY_HEADER_LIST, 'Cache-Control', NO_STORE];
+  for (const name in headers) list.push(name, headers[name] as string);
+  writeJson(res, status, body, list);
+}
+
+/** A refusal answered outside the API (metrics' listener): its status, its body and its headers. */
+export function refuseOutside(res: ServerResponse, refusal: Refusal): void {
+  answerOutside(res, refusal.status, refusal.body(), refusal.headers);
+}
+
+/**
+ * A refusal as a whole HTTP/1.1 response, for node:http's own refusals (src/transport/clientError.ts),
+ * written straight to a socket that has no ServerResponse: the same body and headers as any
+ * Error, with `headers` (CORS) and `Connection: close`.
+ */
+export function refusalBytes(refusal: Refusal, headers: Readonly<Record<string, string>> = {}): Buffer {
+  const body = Buffer.from(JSON.stringify(refusal.body()), 'utf8');
+  const list: Array<[string, string | number]> = [
+    ['Content-Type', 'application/json; charset=utf-8'],
+    ['Content-Length', body.length],
+    ...Object.entries(SECURITY_HEADERS),
+    ...Object.entries(refusal.headers ?? {}),
+    ...Object.entries(headers),
+    ['Date', new Date().toUTCString()],
+    ['Connection', 'close'],
+  ];
+  const head = `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${list.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
 /**

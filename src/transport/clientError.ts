@@ -1,18 +1,18 @@
 /**
  * Answers what node:http's parser refuses before any request reaches the app (headers too large,
  * a slow client timed out, bytes that are not HTTP/1.1) with the same Error body and security
- * headers as every other error, instead of Node's bare status line.
+ * headers as every other error (written by src/http/respond.ts, refusalBytes), instead of Node's bare
+ * status line.
  *
  * The codes are the contract's own `ErrorCode`s (1.0.0's, which every version keeps), each
  * described there for these statuses: 400 `validation_failed`, 408 `service_unavailable`
  * (retry), 431 `payload_too_large`.
  */
 import type { Server, ServerResponse } from 'node:http';
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.js';
 import { refuse, type Refusal } from '../errors/refusal.js';
-import { SECURITY_HEADERS } from '../http/securityHeaders.js';
+import { refusalBytes } from '../http/respond.js';
 
 /** The request line and headers together, in bytes; over it, node:http's parser refuses with a 431. */
 export const MAX_REQUEST_HEAD_BYTES = 16 * 1024;
@@ -34,22 +34,6 @@ export function refusalFor(errorCode: string | undefined): Refusal | undefined {
       // Every other llhttp error (HPE_*) and anything unforeseen: the bytes are not a request we can read.
       return refuse('validation_failed', 'notHttp');
   }
-}
-
-/** A whole HTTP/1.1 response, written straight to the socket: there is no ServerResponse for it. */
-export function refusalResponse(refusal: Refusal, cors: Readonly<Record<string, string>> = {}): Buffer {
-  const body = Buffer.from(JSON.stringify(refusal.body()), 'utf8');
-  const headers: Array<[string, string | number]> = [
-    ['Content-Type', 'application/json; charset=utf-8'],
-    ['Content-Length', body.length],
-    ...Object.entries(SECURITY_HEADERS),
-    ...Object.entries(refusal.headers ?? {}),
-    ...Object.entries(cors),
-    ['Date', new Date().toUTCString()],
-    ['Connection', 'close'],
-  ];
-  const head = `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
-  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
 /**
@@ -90,7 +74,7 @@ export function answerClientErrors(server: Server, logger: Logger, corsFor?: Cor
     // end(), not destroy(): destroying with unread input would reset the connection and could
     // discard the answer before the client reads it. The bytes that still arrive are read (and
     // refused again, silently) until the client closes or the linger runs out.
-    socket.end(refusalResponse(refusal, corsFor?.(originIn((error as { rawPacket?: unknown }).rawPacket))));
+    socket.end(refusalBytes(refusal, corsFor?.(originIn((error as { rawPacket?: unknown }).rawPacket))));
     const linger = setTimeout(() => socket.destroy(), LINGER_MS);
     linger.unref();
     socket.once('close', () => clearTimeout(linger));

@@ -134,6 +134,20 @@ describe('architecture', () => {
     expect(answerers).toEqual(['src/http/respond.ts']);
   });
 
+  it('one writer: no answer is written outside src/http/respond.ts (Express sends only the docs and the contract)', () => {
+    const read = (file: string) => readFileSync(join(root, file), 'utf8');
+    // What writes an answer's head or body on node:http, Express or a bare socket: writeHead, a
+    // write or an end with something to send, Express's send, sendFile and json. A socket ended
+    // with the writer's own bytes (node:http's refusals, src/transport/clientError.ts) is the writer's answer.
+    const WRITES = /(?<=[\w)\]])\.(writeHead|sendFile|send|json)\(|(?<=[\w)\]])(?<!process\.stdout)\.(write|end)\((?!\s*\)|refusalBytes\()/g;
+    const writers = runtime.flatMap((file) => [...read(file).matchAll(WRITES)].map((m) => `${file}: ${m[0]}`));
+    // Sanity: the pattern sees the responder's own writes.
+    expect(writers.filter((w) => w.startsWith('src/http/respond.ts'))).not.toEqual([]);
+    // Express's routes send the contract's JSON and the docs' pages and files; its refusals go to the responder.
+    const allowed = (w: string) => w.startsWith('src/http/respond.ts:') || /^src\/http\/express\.ts: \.(send|sendFile)\($/.test(w);
+    expect(writers.filter((w) => !allowed(w))).toEqual([]);
+  });
+
   /** Each library and the folders (or files) that adapt it: nothing else may import it. */
   const owners: Array<[string, readonly string[]]> = [
     ['express', ['src/http/']],

@@ -33,7 +33,8 @@ import type { OpenApiDocument } from '../../shared/spec.js';
 import { ABORTED, conventionalMethod, routes, URL_SCHEME } from '../../http/conventions.js';
 import type { Exchange } from '../../http/exchange.js';
 import { refuse } from '../../errors/refusal.js';
-import { writeJson } from '../../http/respond.js';
+import { answerOutside, refuseOutside } from '../../http/respond.js';
+import { BinaryBody } from '../../shared/schemas.js';
 
 /** The PostgreSQL pool's counts (pg.Pool's totalCount, idleCount, waitingCount). */
 export interface PoolCounts {
@@ -157,20 +158,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path !== '/metrics') {
-      writeJson(res, 404, refuse('not_found', 'metricsOnly').body());
+      refuseOutside(res, refuse('not_found', 'metricsOnly'));
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      writeJson(res, 405, refuse('method_not_allowed', 'notOnPath', req.method ?? '', '/metrics', 'GET, HEAD').body(), ['Allow', 'GET, HEAD']);
+      refuseOutside(res, refuse('method_not_allowed', 'notOnPath', req.method ?? '', '/metrics', 'GET, HEAD'));
       return;
     }
     registry.metrics().then(
-      (text) => {
-        const payload = Buffer.from(text, 'utf8');
-        res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': payload.length, 'Cache-Control': 'no-store' });
-        res.end(req.method === 'HEAD' ? undefined : payload);
-      },
-      () => writeJson(res, 500, refuse('internal_error', 'metrics').body()),
+      // node:http sends no body to a HEAD, only its length.
+      (text) => answerOutside(res, 200, new BinaryBody(Buffer.from(text, 'utf8'), registry.contentType)),
+      () => refuseOutside(res, refuse('internal_error', 'metrics')),
     );
   };
 
