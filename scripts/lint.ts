@@ -7,7 +7,7 @@
  * The sunset calendar runs in this process (scripts/lib/contract/sunsets.ts): it is a few lines
  * over the parsed spec, and a tsx start of its own would cost more than the check.
  */
-import { execFile, spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { execFile, type ExecFileOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { projectRoot } from '../src/shared/paths.js';
@@ -49,19 +49,51 @@ const day = (() => {
 })();
 
 const bin = (name: string) => join(projectRoot, 'node_modules', '.bin', name);
-/** Runs a command of a check to its end, its output captured unless `options` says otherwise; one that cannot start is said so. */
-function run(command: string, args: string[], options: SpawnSyncOptions = {}) {
-  const result = spawnSync(command, args, { cwd: projectRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
-  if (result.error) console.error(`could not run ${basename(command)}: ${result.error.message}`);
-  return { ...result, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
-}
-const spawned = (command: string, args: string[]) => async () => ({ passed: run(command, args, { stdio: 'inherit' }).status === 0 });
 
-async function redoclyLint(): Promise<{ passed: boolean }> {
-  // Colours as in a terminal when ours is one (a pipe would turn them off).
-  const lint = run(redocly, ['lint'], { env: { ...redoclyEnv(), ...(process.stderr.isTTY ? { FORCE_COLOR: '1' } : {}) } });
-  process.stdout.write(lint.stdout);
-  process.stderr.write(lint.stderr.split('\n').filter((line) => !isRedoclyNoticeLine(line)).join('\n'));
+/** What a check printed, kept until its turn in the report: the checks run side by side, their output in order. */
+class Output {
+  private readonly parts: Array<{ to: 'out' | 'err'; text: string }> = [];
+  out(text: string): void {
+    if (text) this.parts.push({ to: 'out', text });
+  }
+  err(text: string): void {
+    if (text) this.parts.push({ to: 'err', text });
+  }
+  line(text: string): void {
+    this.out(`${text}\n`);
+  }
+  errLine(text: string): void {
+    this.err(`${text}\n`);
+  }
+  print(): void {
+    for (const { to, text } of this.parts) (to === 'out' ? process.stdout : process.stderr).write(text);
+  }
+}
+
+/** Runs a command of a check to its end, its output captured; one that cannot start is said so. */
+function run(command: string, args: string[], options: ExecFileOptions = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: projectRoot, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      const unstarted = error !== null && typeof error.code === 'string' ? `could not run ${basename(command)}: ${error.message}\n` : '';
+      resolve({ status, stdout: String(stdout), stderr: `${String(stderr)}${unstarted}` });
+    });
+  });
+}
+/** A check that is one command: passed when it exits 0, its output as it printed it. */
+const command = (file: string, args: string[]) => async (output: Output) => {
+  const result = await run(file, args, { env: { ...process.env, ...colour } });
+  output.out(result.stdout);
+  output.err(result.stderr);
+  return { passed: result.status === 0 };
+};
+/** Colours as in a terminal when ours is one (captured output would turn them off). */
+const colour: Record<string, string> = process.stdout.isTTY ? { FORCE_COLOR: '1' } : {};
+
+async function redoclyLint(output: Output): Promise<{ passed: boolean }> {
+  const lint = await run(redocly, ['lint'], { env: { ...redoclyEnv(), ...colour } });
+  output.out(lint.stdout);
+  output.err(lint.stderr.split('\n').filter((line) => !isRedoclyNoticeLine(line)).join('\n'));
   return { passed: lint.status === 0 };
 }
 
@@ -77,13 +109,13 @@ const generatedCheck = new Promise<{ status: number; stderr: string }>((resolve)
 const isStale = (check: { status: number; stderr: string }) => check.status === 1 && /Stale or missing generated files/.test(check.stderr);
 
 /** A spec edited without `npm run generate` (new operations compile fine against the old types): the stale files named. */
-async function generatedFiles(): Promise<{ passed: boolean; note?: string }> {
+async function generatedFiles(output: Output): Promise<{ passed: boolean; note?: string }> {
   const check = await generatedCheck;
   if (check.status === 0) {
-    console.log('generated/ and handlers/ match the spec.');
+    output.line('generated/ and handlers/ match the spec.');
     return { passed: true };
   }
-  console.error(check.stderr);
+  output.errLine(check.stderr);
   return isStale(check) ? { passed: false, note: STALE } : { passed: false };
 }
 
@@ -91,42 +123,42 @@ async function generatedFiles(): Promise<{ passed: boolean; note?: string }> {
  * tsc; when it fails after a spec edit without `npm run generate`, its errors are about types
  * that no longer match and say nothing of the cause, so the cause is printed first.
  */
-async function typeCheck(): Promise<{ passed: boolean; note?: string }> {
-  const tsc = run(bin('tsc'), ['-p', 'tsconfig.json', ...(process.stdout.isTTY ? ['--pretty'] : [])]);
+async function typeCheck(output: Output): Promise<{ passed: boolean; note?: string }> {
+  const tsc = await run(bin('tsc'), ['-p', 'tsconfig.json', ...(process.stdout.isTTY ? ['--pretty'] : [])]);
   if (tsc.status === 0) {
-    process.stdout.write(tsc.stdout);
+    output.out(tsc.stdout);
     return { passed: true };
   }
   const check = await generatedCheck;
   const stale = isStale(check);
   // On stdout, where tsc prints its errors, so that it comes first whatever reads the two streams.
-  if (stale) console.log(`${STALE}. tsc's errors below are most likely that (the types and the handler map come from generated/):\n${check.stderr}`);
-  process.stdout.write(tsc.stdout);
-  process.stderr.write(tsc.stderr);
+  if (stale) output.line(`${STALE}. tsc's errors below are most likely that (the types and the handler map come from generated/):\n${check.stderr}`);
+  output.out(tsc.stdout);
+  output.err(tsc.stderr);
   return stale ? { passed: false, note: STALE } : { passed: false };
 }
 const STALE = 'generated/ is stale: run `npm run generate`';
 
 /** A check prints as it goes and says whether it passed, how many warnings it printed and what to do first (for the summary). */
-type Check = { name: string; run: () => Promise<{ passed: boolean; warnings?: number; note?: string }> };
+type Check = { name: string; run: (output: Output) => Promise<{ passed: boolean; warnings?: number; note?: string }> };
 
-async function sunsetCalendar(): Promise<{ passed: boolean; warnings: number }> {
+async function sunsetCalendar(output: Output): Promise<{ passed: boolean; warnings: number }> {
   try {
     const report = await checkSunsetCalendar(join(projectRoot, 'spec', 'openapi.yaml'), day, 'spec/openapi.yaml');
-    for (const line of report.warnings) console.log(line);
-    for (const line of report.errors) console.error(line);
-    console.log(report.summary);
+    for (const line of report.warnings) output.line(line);
+    for (const line of report.errors) output.errLine(line);
+    output.line(report.summary);
     return { passed: report.errors.length === 0, warnings: report.warnings.length };
   } catch (error) {
-    console.error(`Reading spec/openapi.yaml failed: ${error instanceof Error ? error.message : String(error)}`);
+    output.errLine(`Reading spec/openapi.yaml failed: ${error instanceof Error ? error.message : String(error)}`);
     return { passed: false, warnings: 0 };
   }
 }
 
 const CHECKS: readonly Check[] = [
   { name: 'redocly', run: redoclyLint },
-  { name: 'spectral', run: spawned(bin('spectral'), ['lint', 'spec/openapi.yaml', '--ruleset', '.spectral.yaml', '--fail-severity=warn']) },
-  { name: 'breaking-change gate', run: spawned(bin('tsx'), ['scripts/breaking.ts']) },
+  { name: 'spectral', run: command(bin('spectral'), ['lint', 'spec/openapi.yaml', '--ruleset', '.spectral.yaml', '--fail-severity=warn']) },
+  { name: 'breaking-change gate', run: command(bin('tsx'), ['scripts/breaking.ts']) },
   { name: 'sunset calendar', run: sunsetCalendar },
   { name: 'tsc', run: typeCheck },
   { name: 'generated files', run: generatedFiles },
@@ -143,10 +175,18 @@ const duplicates = (() => {
 })();
 if (duplicates.length > 0) console.error(`\n== spec/openapi.yaml\n${duplicates.join('\n')}`);
 
+// Side by side (each is one process, or a few lines in this one): on two cores the whole lint
+// takes about the time of its longest checks instead of their sum. Each prints in its turn.
+const running = CHECKS.map((check) => {
+  const output = new Output();
+  return { name: check.name, output, verdict: check.run(output) };
+});
 const results = [];
-for (const check of CHECKS) {
-  console.log(`\n== ${check.name}`);
-  results.push({ name: check.name, ...(await check.run()) });
+for (const { name, output, verdict } of running) {
+  console.log(`\n== ${name}`);
+  const result = await verdict;
+  output.print();
+  results.push({ name, ...result });
 }
 
 console.log('');
