@@ -12,7 +12,7 @@
  *   authenticate     who is calling, from the operation's security: 401, or 503 (./authenticate.ts)
  *   body             by media type (./body.ts)
  *   validate         openapi-backend's compiled validators: 400 (./validate.ts)
- *   answer           wraps the rest; writes the result: headers, ETag and 304, ranges, the contract check (./answer.ts)
+ *   answer           wraps the rest; writes the result: headers, ETag and 304, ranges, the contract check (./answer/answer.ts)
  *   handle           handlers/<operationId>.ts (./handle.ts)
  *
  * Each feature (src/features/index.ts) puts its stages before the server's stage it names, when it
@@ -37,7 +37,7 @@ import { chainStages, CORE_STAGES, type CoreStage, type Stage } from '../http/st
 import { compiledBackend } from '../http/openapiBackend.js';
 import type { Logger } from '../shared/logger.js';
 import { basePathOf, type OpenApiDocument } from '../shared/spec.js';
-import { answerStage } from './answer.js';
+import { answerStage } from './answer/answer.js';
 import { authenticateStage, type KeyChecker } from './authenticate.js';
 import { beforeRouting } from './beforeRouting.js';
 import { bodyStage } from './body.js';

@@ -4,8 +4,8 @@
  * 304 of a conditional read, byte ranges, the contract check, the JSON). A result it cannot write
  * (a body JSON cannot serialise) throws, and the exit answers a 500.
  */
-import type { Responder } from '../http/respond.js';
-import { after, type Stage } from '../http/stage.js';
+import type { Responder } from '../../http/respond.js';
+import { after, type Stage } from '../../http/stage.js';
 
 export function answerStage(responder: Responder): Stage {
   return {
