@@ -1,8 +1,9 @@
 /**
- * The answer: wraps the rest of the path and, once the handler (or exactly-once's replay) has a
- * result, has the responder write it (src/http/respond.ts: the exchange's headers, the ETag and
- * 304 of a conditional read, byte ranges, the contract check, the JSON). A result it cannot write
- * (a body JSON cannot serialise) throws, and the exit answers a 500.
+ * The answer: wraps the rest of the path and, once the result is final (the handler's or
+ * exactly-once's replay, as the ranges and conditional stages inside it left it: tagged, a 304,
+ * a 206), has the responder write it (src/http/respond.ts: the exchange's headers, the contract
+ * check, the body). A result it cannot write (a body JSON cannot serialise) throws, and the exit
+ * answers a 500.
  */
 import type { Responder } from '../../http/respond.js';
 import { after, type Stage } from '../../http/stage.js';
