@@ -57,7 +57,7 @@ function write(exchange: Exchange, operationId: string, answer: Answer): void {
   }
   const text = answer.body instanceof JsonText ? answer.body.text : JSON.stringify(answer.body);
   const own = answer.headers ?? {};
-  answerJson(exchange, 200, new JsonText(text), { ...own, ETag: entityTag(text, own), ...deprecations.get(operationId)?.headers }, REVALIDATE);
+  answerJson(exchange, 200, new JsonText(text), { 'Cache-Control': REVALIDATE, ...own, ETag: entityTag(text, own), ...deprecations.get(operationId)?.headers });
 }
 
 const authorised = (header: string | undefined): string | undefined => {

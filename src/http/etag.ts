@@ -1,7 +1,8 @@
 /**
  * Conditional reads (RFC 9110 §8.8.3, §13.1.2): the entity tag of a response and the
  * If-None-Match test. Which responses get one is the contract's call: a 200 whose operation
- * declares an `ETag` header and a 304; the responder decides which, tags and answers (./respond.ts).
+ * declares an `ETag` header and a 304; the conditional stage decides which, tags and answers
+ * (src/pipeline/answer/conditional.ts), and the ranges stage compares If-Range with the tag.
  *
  * The tag is strong and derived from the answer itself, nothing stored: the SHA-256 of the body
  * text (the exact bytes sent, in UTF-8) followed by each header the handler set (a page's `Link`),

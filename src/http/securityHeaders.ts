@@ -7,3 +7,9 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
 };
+
+/**
+ * The CSP of bytes a handler answers (an image, a file): opened as a page, by a link or a
+ * browser's guess, it runs nothing and reaches nothing (nosniff already keeps its media type).
+ */
+export const SANDBOXED_CSP = `${SECURITY_HEADERS['Content-Security-Policy'] as string}; sandbox`;

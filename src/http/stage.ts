@@ -3,7 +3,7 @@
  * function that chains them, as Koa's and Connexion's middleware: each stage is given the rest of
  * the path as `next` and calls it to go on, or answers and does not, or throws a Refusal
  * (src/errors/) that the one exit answers. A stage may wrap the rest, doing its work after it too
- * (tracing, the exit, the answer, exactly-once): `after(next(exchange), …)`.
+ * (tracing, the exit, the answer, ranges, conditional reads, exactly-once): `after(next(exchange), …)`.
  *
  * `next` returns `undefined` when the rest completed in the same tick, and a promise only when
  * something in it waited (a body, a count in Redis, a handler): a request that waits for nothing
@@ -59,5 +59,5 @@ export function chainStages(stages: readonly Stage[], fail: (exchange: Exchange,
  * The server's own stages, in the order src/pipeline/requestPath.ts runs them; a feature's stage
  * goes before the one it names (src/features/feature.ts).
  */
-export const CORE_STAGES = ['exit', 'probes', 'web', 'before routing', 'match', 'authenticate', 'body', 'validate', 'answer', 'handle'] as const;
+export const CORE_STAGES = ['exit', 'probes', 'web', 'before routing', 'match', 'authenticate', 'body', 'validate', 'answer', 'ranges', 'conditional', 'handle'] as const;
 export type CoreStage = (typeof CORE_STAGES)[number];

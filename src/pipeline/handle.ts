@@ -62,7 +62,7 @@ export function handlerCaller(handlers: Handlers, deps: HandlerDeps): HandlerCal
   };
 }
 
-/** Runs the handler: the last stage, inside those that wrap it (the answer, exactly-once's unit of work). */
+/** Runs the handler: the last stage, inside those that wrap it (the answer, ranges, conditional reads, exactly-once's unit of work). */
 export function handleStage(call: HandlerCall): Stage {
   return {
     name: 'handle',

@@ -12,14 +12,17 @@
  *   authenticate     who is calling, from the operation's security: 401, or 503 (./authenticate.ts)
  *   body             by media type (./body.ts)
  *   validate         openapi-backend's compiled validators: 400 (./validate.ts)
- *   answer           wraps the rest; writes the result: headers, ETag and 304, ranges, the contract check (./answer.ts)
+ *   answer           wraps the rest; writes the result: headers, the contract check (./answer/answer.ts, src/http/respond.ts)
+ *   ranges           wraps the rest; a 200 of bytes: Accept-Ranges, a Range's 206 or 416 (./answer/ranges.ts)
+ *   conditional      wraps the rest; a 200 tagged (ETag), or a 304 for If-None-Match (./answer/conditional.ts)
  *   handle           handlers/<operationId>.ts (./handle.ts)
  *
  * Each feature (src/features/index.ts) puts its stages before the server's stage it names, when it
  * is configured, and nothing otherwise: a request pays for none that is off. With every feature on:
  *
  *   tracing · exit · metrics · cors · probes · web · before routing · match · deprecation ·
- *   authenticate · sunset · rate limit · body · validate · answer · exactly once · handle
+ *   authenticate · sunset · rate limit · body · validate · answer · ranges · conditional ·
+ *   exactly once · handle
  *
  * Before all of them, the transport (src/transport/listen.ts: the listener, connections and their
  * bound, node:http's own refusals) and the exchange (src/http/exchange.ts: the request id, the
@@ -37,7 +40,9 @@ import { chainStages, CORE_STAGES, type CoreStage, type Stage } from '../http/st
 import { compiledBackend } from '../http/openapiBackend.js';
 import type { Logger } from '../shared/logger.js';
 import { basePathOf, type OpenApiDocument } from '../shared/spec.js';
-import { answerStage } from './answer.js';
+import { answerStage } from './answer/answer.js';
+import { conditionalStage } from './answer/conditional.js';
+import { rangesStage } from './answer/ranges.js';
 import { authenticateStage, type KeyChecker } from './authenticate.js';
 import { beforeRouting } from './beforeRouting.js';
 import { bodyStage } from './body.js';
@@ -81,7 +86,8 @@ export function createApp(options: AppOptions): App {
   const basePath = basePathOf(document);
   const backend = compiledBackend(document, basePath, options.validateResponses);
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
-  const responder = createResponder(checker, backend.getOperations(), logger);
+  const responder = createResponder(checker, logger);
+  const operations = backend.getOperations();
   const serves = (url: string) => underBasePath(basePath, url);
   const core: Record<CoreStage, Stage> = {
     exit: exitStage(responder),
@@ -93,6 +99,8 @@ export function createApp(options: AppOptions): App {
     body: bodyStage,
     validate: validateStage(backend),
     answer: answerStage(responder),
+    ranges: rangesStage(operations),
+    conditional: conditionalStage(operations),
     handle: handleStage(handlerCaller(options.handlers, options.deps)),
   };
   const placed = options.featureStages ?? [];

@@ -3,7 +3,8 @@
  * declare the spec's `IdempotencyKey` parameter, with handlers that do nothing about it, gets the
  * guarantee createPet has: a retry replays the first answer (status, headers, body, a binary one
  * too) and runs nothing; another request with the key is a 422; concurrent retries run the
- * handler once; a key is per operation; a handler that fails leaves no record. And the keys
+ * handler once; a key is per operation; a handler that fails leaves no record; a replay of a
+ * conditional read is tagged, answered 304 and ranged as a fresh answer is. And the keys
  * 1.2.0 recorded (createPet's own table) replay after the migration. In process: nothing here is
  * about the socket (src/features/exactlyOnce/idempotency.storage.test.ts drives createPet over one, on every storage target).
  */
@@ -63,6 +64,20 @@ function withKeyedOrderExamples(): OpenApiDocument {
       parameters: [{ ...keyed }, { name: 'orderId', in: 'path', required: true, schema: { type: 'integer' } }],
       responses: { '200': { description: 'The receipt.', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } }, ...structuredClone(common) },
     },
+    // A read with a key, conditional and in ranges: exactly-once sits inside those stages.
+    get: {
+      operationId: 'getKeyedReceiptExample',
+      summary: 'Read a receipt',
+      tags: ['Pets'],
+      parameters: [{ ...keyed }, { name: 'orderId', in: 'path', required: true, schema: { type: 'integer' } }],
+      responses: {
+        '200': { description: 'The receipt.', headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Accept-Ranges': { $ref: '#/components/headers/Accept-Ranges' } }, content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+        '206': { description: 'Its part.', headers: { ETag: { $ref: '#/components/headers/ETag' }, 'Accept-Ranges': { $ref: '#/components/headers/Accept-Ranges' }, 'Content-Range': { $ref: '#/components/headers/Content-Range' } }, content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+        '304': { description: 'Unchanged.', headers: { ETag: { $ref: '#/components/headers/ETag' } } },
+        '416': { $ref: '#/components/responses/RangeNotSatisfiable' },
+        ...structuredClone(common),
+      },
+    },
   };
   return document as unknown as OpenApiDocument;
 }
@@ -70,6 +85,7 @@ function withKeyedOrderExamples(): OpenApiDocument {
 let t: Injectable;
 let placed = 0;
 let printed = 0;
+let read = 0;
 let failNext = false;
 
 beforeAll(async () => {
@@ -89,6 +105,11 @@ beforeAll(async () => {
     printKeyedReceiptExample: async ({ path }: { path: { orderId: number } }) => {
       printed += 1;
       return { status: 200, body: new BinaryBody(Buffer.from([0x89, 0x50, 0x4e, 0x47, path.orderId, printed]), 'image/png') };
+    },
+    // Bytes that change with every run: a replay's tag is the first answer's only if nothing ran again.
+    getKeyedReceiptExample: async ({ path }: { path: { orderId: number } }) => {
+      read += 1;
+      return { status: 200, body: new BinaryBody(Buffer.from([0x89, 0x50, 0x4e, 0x47, path.orderId, read, 0, 0]), 'image/png') };
     },
   };
   t = await injectable({ document: withKeyedOrderExamples(), handlers: { ...handlers, ...mine } as unknown as Handlers });
@@ -187,6 +208,29 @@ describe('an operation that declares Idempotency-Key is exactly-once without its
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     expect(printed).toBe(runs);
     expect((await print(8)).statusCode).toBe(422);
+  });
+
+  it('a replay of a conditional read is tagged, answered 304 and ranged as the first answer was, and runs nothing', async () => {
+    const receipt = (headers: Record<string, string> = {}) => t.inject({ method: 'GET', url: '/v1/examples/keyed-orders/9/receipt', headers: { 'idempotency-key': 'receipt-read-1', ...headers } });
+    const first = await receipt();
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    expect(first.headers['accept-ranges']).toBe('bytes');
+    const runs = read;
+    const again = await receipt();
+    expect(again.statusCode).toBe(200);
+    expect(again.headers.etag).toBe(first.headers.etag);
+    expect(again.headers['cache-control']).toBe('private, no-cache');
+    expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
+    const unchanged = await receipt({ 'if-none-match': String(first.headers.etag) });
+    expect(unchanged.statusCode).toBe(304);
+    expect(unchanged.rawPayload.length).toBe(0);
+    const part = await receipt({ range: 'bytes=4-5', 'if-range': String(first.headers.etag) });
+    expect(part.statusCode).toBe(206);
+    expect(part.headers['content-range']).toBe(`bytes 4-5/${first.rawPayload.length}`);
+    expect(part.rawPayload.equals(first.rawPayload.subarray(4, 6))).toBe(true);
+    expect((await receipt({ range: 'bytes=99-' })).statusCode).toBe(416);
+    expect(read).toBe(runs);
   });
 });
 

@@ -6,7 +6,9 @@
  * a crash keeps both or neither. A retry with an equal request gets that answer again; with
  * another request, a 422; while the first is still being served, a 409. Requests with keys that
  * arrive together share one transaction (group commit, src/store/queries/batcher.ts), as creates without
- * keys do in their stores.
+ * keys do in their stores. It is placed before the handler, inside the conditional and ranges stages
+ * (src/pipeline/answer/): it records the handler's answer as the handler gave it, and a replay is
+ * tagged, answered 304 and ranged on its way out as a fresh answer is.
  */
 import type { Kysely } from 'kysely';
 import type { Operation } from 'openapi-backend';

@@ -1,0 +1,66 @@
+/**
+ * Conditional reads (RFC 9110 §13.1.2): wraps the rest and, once the handler (or exactly-once's
+ * replay) has a result, tags a 200 of a conditional operation with an entity tag taken from its
+ * bytes (src/http/etag.ts) and `Cache-Control: private, no-cache`, or turns it into a 304 when
+ * If-None-Match matches. Inside the ranges stage (./ranges.ts), so If-None-Match is judged before
+ * Range, as RFC 9110 §13.2.2 orders them, and Range's If-Range sees the tag set here.
+ */
+import type { Operation } from 'openapi-backend';
+import { entityTag, entityTagOfDigest, ifNoneMatchMatches, REVALIDATE } from '../../http/etag.js';
+import type { Exchange } from '../../http/exchange.js';
+import { SANDBOXED_CSP } from '../../http/securityHeaders.js';
+import { after, type Stage } from '../../http/stage.js';
+import { BinaryBody, JsonText } from '../../shared/schemas.js';
+
+/**
+ * The operations whose reads are conditional, from the contract: a GET whose 200 declares an
+ * `ETag` header and which declares a 304. A later GET that declares the same gets it without code.
+ */
+function conditionalOperations(operations: readonly Operation[]): Set<string> {
+  const conditional = new Set<string>();
+  for (const operation of operations) {
+    const responses = (operation.responses ?? {}) as Record<string, { headers?: Record<string, unknown> } | undefined>;
+    const tagged = Object.keys(responses['200']?.headers ?? {}).some((name) => name.toLowerCase() === 'etag');
+    if (operation.method === 'get' && operation.operationId && tagged && responses['304'] !== undefined) conditional.add(operation.operationId);
+  }
+  return conditional;
+}
+
+/** The exchange's 200, tagged, or its 304; any other result stays as it is. */
+function tag(exchange: Exchange): undefined {
+  const { result } = exchange;
+  if (result === undefined || result.status !== 200) return undefined;
+  const { body, headers = {} } = result;
+  // Serialised once: the tag is taken from the bytes that are sent.
+  const payload = body instanceof BinaryBody ? body : new JsonText(body instanceof JsonText ? body.text : JSON.stringify(body));
+  // The handler's headers are part of what the tag covers. Bytes whose digest is known, answered
+  // without headers of the handler's, get the same tag from it, without hashing megabytes again.
+  const digest = payload instanceof BinaryBody && Object.keys(headers).length === 0 ? payload.sha256 : undefined;
+  const etag = digest !== undefined ? entityTagOfDigest(digest) : entityTag(payload instanceof BinaryBody ? payload.bytes : payload.text, headers);
+  // Cache-Control first: a handler's own (a contract that declares one) still wins, as it did over no-store.
+  const tagged: Record<string, string> = { 'Cache-Control': REVALIDATE };
+  for (const name in headers) tagged[name] = headers[name] as string;
+  tagged.ETag = etag;
+  const ifNoneMatch = exchange.req.headers['if-none-match'];
+  if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+    // A 304 carries the headers its 200 would have (RFC 9110 §15.4.5), bytes' sandbox included.
+    if (payload instanceof BinaryBody) tagged['Content-Security-Policy'] = SANDBOXED_CSP;
+    exchange.result = { status: 304, body: undefined, headers: tagged };
+  } else {
+    exchange.result = { status: 200, body: payload, headers: tagged };
+  }
+  return undefined;
+}
+
+/** `operations`: the contract's, dereferenced (openapi-backend's getOperations). */
+export function conditionalStage(operations: readonly Operation[]): Stage {
+  const conditional = conditionalOperations(operations);
+  return {
+    name: 'conditional',
+    run(exchange, next) {
+      const operationId = exchange.operation?.operationId;
+      if (operationId === undefined || !conditional.has(operationId)) return next(exchange);
+      return after(next(exchange), () => tag(exchange));
+    },
+  };
+}
