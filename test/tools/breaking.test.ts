@@ -15,6 +15,7 @@
  * function says (the last cases).
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +95,19 @@ function redoclyFindsABreak(base: string, revision: string): Promise<boolean> {
 }
 const redoclyVerdicts = new Map<string, Promise<boolean>>();
 
+/**
+ * What the comparison below was last judged on: @redocly/cli's version and the corpus (each case's
+ * name, the contracts it compares and the verdict expected of `redocly diff`), as a SHA-256. The
+ * tool is pinned and the corpus frozen, so the same inputs give the same verdicts: while the
+ * fingerprint is the one recorded, the verdicts are known and `redocly diff` (a process of about a
+ * second per case) does not run. An upgrade or a new case changes the fingerprint: the comparison
+ * runs, and the test asks for the new fingerprint to be recorded once every verdict holds.
+ */
+const REDOCLY_DIFF_JUDGED = '1e885db86974a117475f8de96f70e3fa32d9ee7577b6c970d6a1356363f906fa';
+const redoclyVersion = (JSON.parse(readFileSync(join(root, 'node_modules', '@redocly', 'cli', 'package.json'), 'utf8')) as { version: string }).version;
+const corpusPrint = createHash('sha256').update(`@redocly/cli ${redoclyVersion}\n`);
+let redoclyFingerprint = '';
+
 const results = new Map<string, Promise<Result>>();
 const mutationErrors = new Map<string, Error>();
 const file = (name: string) => join(tmp, `${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 80)}.yaml`);
@@ -110,6 +124,7 @@ beforeAll(() => {
   commands.set('unknown', gateCommand(['--base', 'x.json']));
   const run = limit(1);
   const redoclyRun = limit(2);
+  const comparisons: Array<[string, string, string]> = [];
   for (const c of [...BREAKS, ...PASSES, ...SUNSET_PASSES]) {
     const [mutated, against] = [file(c.name), c.against ? file(`against ${c.name}`) : unmodified];
     try {
@@ -123,8 +138,12 @@ beforeAll(() => {
     if (c === BOTH_WAYS) commands.set(c.name, gateCommand(args, c.date));
     results.set(c.name, run(() => gate(args, c.date)));
     const [base, revision] = c.reversed ? [mutated, against] : [against, mutated];
-    redoclyVerdicts.set(c.name, redoclyRun(() => redoclyFindsABreak(base, revision)));
+    corpusPrint.update(`${c.name}\n${c.redocly ?? ''}\n${readFileSync(base, 'utf8')}\n${readFileSync(revision, 'utf8')}\n`);
+    comparisons.push([c.name, base, revision]);
   }
+  redoclyFingerprint = corpusPrint.digest('hex');
+  // Judged already on these inputs: the verdicts are the expected ones (see REDOCLY_DIFF_JUDGED).
+  if (redoclyFingerprint !== REDOCLY_DIFF_JUDGED) for (const [name, base, revision] of comparisons) redoclyVerdicts.set(name, redoclyRun(() => redoclyFindsABreak(base, revision)));
   results.set('default', run(() => gate([])));
 });
 
@@ -196,7 +215,14 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     it.each(kinds.map(([kind, c]) => [c.redocly ?? (kind === 'sunset' ? 'no calendar' : 'agrees'), c.name, kind, c] as const))('%s: %s', async (_verdict, _name, kind, c) => {
       await resultOf(c);
       const finds = kind !== 'pass' ? c.redocly !== 'misses' : c.redocly === 'over-reports';
-      expect(await redoclyVerdicts.get(c.name)).toBe(finds);
+      const verdict = redoclyVerdicts.get(c.name);
+      // Unrun: these inputs were judged with these verdicts (the fingerprint test below).
+      if (verdict !== undefined) expect(await verdict).toBe(finds);
+    });
+
+    it('was judged on exactly this corpus and this @redocly/cli (REDOCLY_DIFF_JUDGED); otherwise it ran above, and its fingerprint is to be recorded', () => {
+      expect(redoclyVerdicts.size === 0 || redoclyVerdicts.size === kinds.length).toBe(true);
+      expect(REDOCLY_DIFF_JUDGED, `the comparison ran on @redocly/cli ${redoclyVersion}; once every verdict above holds, set REDOCLY_DIFF_JUDGED in ${'test/tools/breaking.test.ts'} to this`).toBe(redoclyFingerprint);
     });
   });
 
