@@ -63,6 +63,10 @@ Flags:
                       e.g. --server-node-args="--max-semi-space-size=8" (note the =)
   --no-floors         skip the floor servers (and the verdicts that need them)
   --no-peer           skip the Fastify peer (and the verdicts that need it)
+  --against <dir>     also run another checkout's production server (<dir>/dist/, built there
+                      first: npm run build) on the same SQLite store, in the same rounds, as
+                      "sqlite before": an A/B of two versions (a redesign is no slower), with the
+                      server's CPU per request and the ratio of the same round
   --out <file>        where to write the JSON results (default bench/results/latest.json, git-ignored)
   -h, --help          this text
 
@@ -88,6 +92,8 @@ export interface BenchOptions {
   floors: boolean;
   /** Also run the Fastify peer (bench/peer.ts) on SQLite. */
   peer: boolean;
+  /** Another checkout whose dist/ also runs on the SQLite store ("sqlite before"): an A/B in the same rounds. */
+  against: string | undefined;
   out: string;
   loadGenerator: LoadGenerator;
 }
@@ -132,6 +138,7 @@ const FLAGS = {
   'server-node-args': { type: 'string' },
   'no-floors': { type: 'boolean', default: false },
   'no-peer': { type: 'boolean', default: false },
+  against: { type: 'string' },
   out: { type: 'string' },
   'load-generator': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
@@ -162,6 +169,7 @@ export function parseCommandLine(args: readonly string[], env: NodeJS.ProcessEnv
       serverNodeArgs: (flags['server-node-args'] ?? '').split(/\s+/).filter(Boolean),
       floors: !flags['no-floors'],
       peer: !flags['no-peer'],
+      against: flags.against,
       out: flags.out ?? join(projectRoot, 'bench', 'results', 'latest.json'),
       loadGenerator: loadGenerator(flags['load-generator']),
     };

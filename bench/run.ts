@@ -3,6 +3,7 @@
  * run the interleaved load rounds, read memory, compare a small and a big store, then judge
  * issue 31's goals, print the report and write the results file.
  */
+import { join, resolve } from 'node:path';
 import { pgbouncerMissing, startPgbouncer } from '../scripts/lib/pgbouncer.js';
 import { dropDatabases, makeTempDir, track } from './cleanup.js';
 import { runLoad, type RunResult } from './load.js';
@@ -67,6 +68,8 @@ interface Target {
 
 /** The scenarios a floor server answers, and the Fastify peer's. */
 const FLOOR_SCENARIOS = new Set([LIST_PETS, GET_PET, GET_PET_ONE]);
+/** The other checkout's server of --against. */
+const BEFORE = 'before';
 const PEER_SCENARIOS = new Set<string>([LIST_PETS, GET_PET, GET_PET_ONE, 'createPet', ...PHOTO_SCENARIOS]);
 
 interface Setup {
@@ -125,6 +128,12 @@ async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | unde
     const scenarios = buildScenarios(cursor, opts.pets, name === 'sqlite', uploads.scenarios);
     targets.push({ name, store, server, scenarios, deep, ours: true });
     if (name !== store) continue;
+    if (name === 'sqlite' && opts.against !== undefined) {
+      // The other checkout's bundle, with npm start's flags, on the same store: its scenarios are ours.
+      const entry = command.args.at(-1) ?? '';
+      const before = await startApi(stores.sqlite.store, 'server (sqlite before)', { ...command, args: [...command.args.slice(0, -1), join(resolve(opts.against), entry)] }, opts);
+      targets.push({ name: `${name} ${BEFORE}`, store: name, server: before, scenarios, ours: false });
+    }
     if (name === 'sqlite' && stores.peer) {
       const peer = await startPeer(stores.peer, opts);
       log(`Fastify peer up in ${Math.round(peer.startMs)} ms`);
