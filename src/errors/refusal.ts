@@ -21,7 +21,12 @@ export class Refusal extends Error {
     readonly details: Detail[] | undefined,
     readonly gone: Gone | undefined,
   ) {
+    // No stack trace: a refusal is an answer, not a failure, and nobody reads where it was thrown.
+    // Capturing one through the stages cost 12 µs of a 400's 180 (bench:profile, limit=0).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'Refusal';
   }
 
