@@ -47,7 +47,9 @@ export default defineConfig({
       // closes what it starts and restores any environment variable it sets.
       { extends: true, test: { name: 'quick', include: [...inFolder('quick', 'storage'), FEATURE_TESTS], isolate: false, env: { TEST_STORAGE: 'sqlite' } } },
       { extends: true, test: { name: 'storage', include: [...inFolder('storage', 'storage-only'), FEATURE_STORAGE_TESTS], env: { TEST_STORAGE: 'pglite,postgres,pgbouncer' } } },
-      ...(['tools', 'processes', 'loop', 'browser'] as const).map((name) => ({ extends: true as const, test: { name, include: inFolder(name), env: { TEST_STORAGE: 'sqlite' } } })),
+      ...(['tools', 'processes', 'loop'] as const).map((name) => ({ extends: true as const, test: { name, include: inFolder(name), env: { TEST_STORAGE: 'sqlite' } } })),
+      // The docs the browser opens are built once, before any of its files (test/browser/support/buildDocs.ts).
+      { extends: true, test: { name: 'browser', include: inFolder('browser'), env: { TEST_STORAGE: 'sqlite' }, globalSetup: ['test/browser/support/buildDocs.ts'] } },
     ],
   },
 });

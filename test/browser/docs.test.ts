@@ -7,14 +7,12 @@
  * section opens with its sunset date, replacement and brownout policy, and the deprecation Link of
  * its answers opens the page at it.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bundledSpecPath, docsPath, projectRoot, SERVED_ORIGIN_PLACEHOLDER, servedDocsPath } from '../../src/shared/paths.js';
 import { startTestServer } from '../support/server.js';
 
@@ -98,8 +96,8 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    const { stdout } = await promisify(execFile)(join(projectRoot, 'node_modules', '.bin', 'tsx'), ['scripts/docs.ts'], { cwd: projectRoot });
-    buildOutput = stdout;
+    // Built once for the suite (./support/buildDocs.ts).
+    buildOutput = inject('docsBuildOutput');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,

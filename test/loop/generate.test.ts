@@ -26,15 +26,11 @@ describe('npm run generate', () => {
   });
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-  it('the committed generated files are up to date (--check passes)', async () => {
-    const { stdout } = await generate('--check');
-    expect(stdout).toContain('up to date');
-  });
-
-  it('running it twice changes nothing the second time', async () => {
+  // That the committed files are up to date (--check passes) is CI's `npm run check:generated` and
+  // lint's "generated files" step, on the checkout itself; so one run here is a second run.
+  it('running it on what it generated changes nothing', async () => {
     const files = ['generated/openapi.json', 'generated/openapi.d.ts', 'client/generated/openapi.d.ts', 'client/generated/operations.ts', 'handlers/getPet.ts'];
     const before = snapshot(...files);
-    await generate();
     await generate();
     expect(snapshot(...files)).toEqual(before);
   });
@@ -60,8 +56,8 @@ describe('npm run generate', () => {
     await generate();
     expect(readFileSync(join(copy, 'client/generated/openapi.d.ts'), 'utf8')).toBe(readFileSync(join(copy, 'generated/openapi.d.ts'), 'utf8'));
     expect(readFileSync(join(copy, 'client/generated/openapi.d.ts'), 'utf8')).toContain('List the animals');
-    await generate();
-    await generate('--check');
+    const { stdout } = await generate('--check');
+    expect(stdout).toContain('up to date');
     expect(existsSync(join(copy, 'generated/openapi.json'))).toBe(true);
   });
 
