@@ -28,6 +28,22 @@ export function after(done: Done, then: () => Done): Done {
   return done === undefined ? then() : done.then(then);
 }
 
+/**
+ * A stage that reshapes the result of the operations it names once the rest of the path has
+ * made it (the conditional read's tag and 304, the byte ranges): any other operation goes straight
+ * on, paying one lookup.
+ */
+export function resultStage(name: string, operationIds: ReadonlySet<string>, reshape: (exchange: Exchange) => Done): Stage {
+  return {
+    name,
+    run(exchange, next) {
+      const operationId = exchange.operation?.operationId;
+      if (operationId === undefined || !operationIds.has(operationId)) return next(exchange);
+      return after(next(exchange), () => reshape(exchange));
+    },
+  };
+}
+
 /** The end of the path: a stage that calls `next` last has nothing after it. */
 const END: Next = () => undefined;
 

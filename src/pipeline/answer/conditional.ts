@@ -9,7 +9,7 @@ import type { Operation } from 'openapi-backend';
 import { entityTag, entityTagOfDigest, ifNoneMatchMatches, REVALIDATE } from '../../http/etag.js';
 import type { Exchange } from '../../http/exchange.js';
 import { SANDBOXED_CSP } from '../../http/securityHeaders.js';
-import { after, type Stage } from '../../http/stage.js';
+import { resultStage, type Stage } from '../../http/stage.js';
 import { BinaryBody, JsonText } from '../../shared/schemas.js';
 
 /**
@@ -54,13 +54,5 @@ function tag(exchange: Exchange): undefined {
 
 /** `operations`: the contract's, dereferenced (openapi-backend's getOperations). */
 export function conditionalStage(operations: readonly Operation[]): Stage {
-  const conditional = conditionalOperations(operations);
-  return {
-    name: 'conditional',
-    run(exchange, next) {
-      const operationId = exchange.operation?.operationId;
-      if (operationId === undefined || !conditional.has(operationId)) return next(exchange);
-      return after(next(exchange), () => tag(exchange));
-    },
-  };
+  return resultStage('conditional', conditionalOperations(operations), tag);
 }

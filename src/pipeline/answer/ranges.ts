@@ -10,7 +10,7 @@ import parseRange from 'range-parser';
 import { refuse } from '../../errors/refusal.js';
 import { ifRangeMatches } from '../../http/etag.js';
 import type { Exchange } from '../../http/exchange.js';
-import { after, type Stage } from '../../http/stage.js';
+import { resultStage, type Stage } from '../../http/stage.js';
 import { BinaryBody } from '../../shared/schemas.js';
 
 /**
@@ -73,13 +73,5 @@ function range(exchange: Exchange): undefined {
 
 /** `operations`: the contract's, dereferenced (openapi-backend's getOperations). */
 export function rangesStage(operations: readonly Operation[]): Stage {
-  const ranged = rangedOperations(operations);
-  return {
-    name: 'ranges',
-    run(exchange, next) {
-      const operationId = exchange.operation?.operationId;
-      if (operationId === undefined || !ranged.has(operationId)) return next(exchange);
-      return after(next(exchange), () => range(exchange));
-    },
-  };
+  return resultStage('ranges', rangedOperations(operations), range);
 }
