@@ -6,5 +6,5 @@ import { getPet } from '../handlers/getPet.js';
 import { getPetPhoto } from '../handlers/getPetPhoto.js';
 import { putPetPhoto } from '../handlers/putPetPhoto.js';
 
-/** One handler per operationId of the spec (handlers/<operationId>.ts). */
+/** One handler per operationId of the spec (handlers/<name>.ts, named after the id). */
 export const handlers = { listPets, createPet, getPet, getPetPhoto, putPetPhoto } satisfies Handlers;

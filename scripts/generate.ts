@@ -9,7 +9,9 @@
  *                            and the response headers each declares per status, with their kinds
  *                            (both from scripts/lib/client/clientSources.ts, which build:client
  *                            also uses)
- *   handlers/<operationId>.ts  a 501 stub for every operation that has no handler yet (never overwritten)
+ *   handlers/<name>.ts       a 501 stub for every operation that has no handler yet (never overwritten),
+ *                            named after its operationId (spec/lint/handlerNames.js: get-stations
+ *                            is getStations)
  *   generated/handlers.ts    the handler map: one handler per operationId, from handlers/
  *   generated/stores.ts      every resource store of src/store/resources/: what handlers get as `deps.<name>`
  *   generated/migrations.ts  every migration of src/store/migrations/, in the order they run
@@ -28,13 +30,15 @@ import { clientSources, generatedHeader } from './lib/client/clientSources.js';
 import { commandLine, fail } from './lib/commandLine.js';
 import { duplicatedKeyAdvice, duplicatedKeys } from './lib/duplicateKeys.js';
 import { bundleSpec } from './lib/redocly.js';
+import { handlerName } from '../spec/lint/handlerNames.js';
 
 const HELP = `Usage: npm run generate [-- --check]
 
 Bundles spec/openapi.yaml into generated/openapi.json, writes generated/openapi.d.ts, and the
 client package's client/generated/openapi.d.ts and client/generated/operations.ts (the typed
 client's per-operation methods), scaffolds a 501 stub in
-handlers/<operationId>.ts for every operation without a handler, and lists the handlers, the
+handlers/<name>.ts for every operation without a handler (the operationId, or the name made of it:
+get-stations is handlers/getStations.ts), and lists the handlers, the
 resource stores (src/store/resources/) and the migrations (src/store/migrations/) in
 generated/handlers.ts, generated/stores.ts and generated/migrations.ts.
 
@@ -49,6 +53,9 @@ const check = commandLine(HELP, { check: { type: 'boolean' } }).check === true;
 const root = projectRoot;
 const specPath = join(root, 'spec', 'openapi.yaml');
 
+/** `id` as a TypeScript string literal's text, between single quotes. */
+const quoted = (id: string) => `'${id.replace(/[\\']/g, '\\$&')}'`;
+
 function stub(operationId: string, method: string, path: string, summary: string): string {
   return `import type { Handler } from '../src/domain/contract.js';
 import { notImplemented } from '../src/domain/contract.js';
@@ -58,18 +65,24 @@ import { notImplemented } from '../src/domain/contract.js';
  * Scaffolded by \`npm run generate\` because the spec has this operation and no handler had it
  * (generated/handlers.ts lists it). Replace the body: a typed request in, a typed answer out.
  */
-export const ${operationId}: Handler<'${operationId}'> = async () => notImplemented('${operationId}');
+export const ${handlerName(operationId)}: Handler<${quoted(operationId)}> = async () => notImplemented(${quoted(operationId)});
 `;
 }
 
-/** The handler map, in the spec's order: a handler missing or answering what the spec does not declare fails tsc here. */
+/**
+ * The handler map, in the spec's order: a handler missing or answering what the spec does not
+ * declare fails tsc here. Keyed by operationId; each handler is handlers/<name>.ts, its name from
+ * the id (spec/lint/handlerNames.js: \`get-stations\` is getStations).
+ */
 function handlersModule(operations: readonly OperationInfo[]): string {
-  const imports = operations.map((op) => `import { ${op.operationId} } from '../handlers/${op.operationId}.js';`);
+  const names = operations.map((op) => ({ id: op.operationId, name: handlerName(op.operationId) }));
+  const imports = names.map(({ name }) => `import { ${name} } from '../handlers/${name}.js';`);
+  const entries = names.map(({ id, name }) => (id === name ? name : `${quoted(id)}: ${name}`));
   return `${HEADER}import type { Handlers } from '../src/domain/contract.js';
 ${imports.join('\n')}
 
-/** One handler per operationId of the spec (handlers/<operationId>.ts). */
-export const handlers = { ${operations.map((op) => op.operationId).join(', ')} } satisfies Handlers;
+/** One handler per operationId of the spec (handlers/<name>.ts, named after the id). */
+export const handlers = { ${entries.join(', ')} } satisfies Handlers;
 `;
 }
 
@@ -168,7 +181,7 @@ const outputs = new Map<string, string>([
 
 // A handler is scaffolded only where none exists: never overwritten.
 for (const op of operationsOf(document)) {
-  const file = join(root, 'handlers', `${op.operationId}.ts`);
+  const file = join(root, 'handlers', `${handlerName(op.operationId)}.ts`);
   if (!existsSync(file)) outputs.set(file, stub(op.operationId, op.method, op.path, op.summary));
 }
 

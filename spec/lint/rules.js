@@ -10,6 +10,8 @@
  * callbacks and webhooks (which the server neither routes nor serves) are left alone.
  */
 
+import { handlerName, handlerNameClashes } from './handlerNames.js';
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const JSON_MEDIA_TYPE = 'application/json';
 /** qs turns the 21st repeated `name=value` into an object with numeric keys (its arrayLimit is 20). */
@@ -987,6 +989,36 @@ function IntegerBounds() {
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// 12. Operation ids: any the spec allows, as long as each gives its handler a name of its own
+// (./handlerNames.js: `get-stations` is handlers/getStations.ts).
+
+function OperationHandlerName() {
+  return {
+    Root: {
+      enter(root, ctx) {
+        const found = [];
+        forEachOperation(root, ctx, ({ operation, location, label }) => {
+          const id = operation.operationId;
+          if (typeof id !== 'string') return;
+          if (handlerName(id) === '') {
+            ctx.report({ message: `${label}: operationId ${code(id)} has no letter or digit, so no handler can be named after it: give it one (say ${code('getStation')}).`, location: location.child(['operationId']) });
+            return;
+          }
+          found.push({ id, location: location.child(['operationId']) });
+        });
+        for (const { ids, name } of handlerNameClashes(found.map((entry) => entry.id))) {
+          const where = found.find((entry) => entry.id === ids[1]) ?? found[0];
+          ctx.report({
+            message: `operationIds ${ids.map(code).join(' and ')} give their handlers one name (${code(`handlers/${name}.ts`)}, the same file on a case-insensitive file system): rename one.`,
+            location: where.location,
+          });
+        }
+      },
+    },
+  };
+}
+
 export default function animalStorePlugin() {
   return {
     id: 'animal-store',
@@ -1009,6 +1041,7 @@ export default function animalStorePlugin() {
         'media-type-examples': MediaTypeExamples,
         'summary-sentence-case': SummarySentenceCase,
         'integer-bounds': IntegerBounds,
+        'operation-handler-name': OperationHandlerName,
       },
     },
   };

@@ -143,7 +143,7 @@ export const CATALOG = {
     statuses: [501],
     body: 'Error',
     says: {
-      noHandler: (operationId: string) => `${operationId} is in the contract but has no handler yet: run \`npm run generate\` to scaffold handlers/${operationId}.ts.`,
+      noHandler: (operationId: string) => `${operationId} is in the contract but has no handler yet: run \`npm run generate\` to scaffold its handler in handlers/.`,
       stub: (operationId: string) => `${operationId} is in the contract but not implemented yet.`,
     },
   },

@@ -1,6 +1,7 @@
 /**
  * `npm run generate` on a copy of the project: idempotent, never overwrites a handler, recreates
- * a deleted one as a 501 stub, and `--check` fails when the spec moved on without regenerating.
+ * a deleted one as a 501 stub, and `--check` fails when the spec moved on without regenerating;
+ * an operationId as real APIs write it (kebab case) gets a handler named for TypeScript.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -59,6 +60,21 @@ describe('npm run generate', () => {
     const { stdout } = await generate('--check');
     expect(stdout).toContain('up to date');
     expect(existsSync(join(copy, 'generated/openapi.json'))).toBe(true);
+  });
+
+  it('an operationId in kebab case, as real APIs write them, gets handlers/<name>.ts named for TypeScript (spec/lint/handlerNames.js), keyed by the id in the handler map and the client, and it compiles', async () => {
+    const specPath = join(copy, 'spec/openapi.yaml');
+    const operation =
+      "  /examples/stations:\n    get:\n      operationId: list-stations-example\n      summary: List the stations\n      responses:\n        '204':\n          description: None.\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n";
+    writeFileSync(specPath, readFileSync(specPath, 'utf8').replace('  /pets/{petId}:\n', `${operation}  /pets/{petId}:\n`));
+    await generate();
+    const stub = readFileSync(join(copy, 'handlers/listStationsExample.ts'), 'utf8');
+    expect(stub).toContain("export const listStationsExample: Handler<'list-stations-example'> = async () => notImplemented('list-stations-example');");
+    expect(readFileSync(join(copy, 'generated/handlers.ts'), 'utf8')).toMatch(/import \{ listStationsExample \} from '\.\.\/handlers\/listStationsExample\.js';[\s\S]*'list-stations-example': listStationsExample[,\s}]/);
+    expect(readFileSync(join(copy, 'client/generated/operations.ts'), 'utf8')).toContain('"list-stations-example": { method: "get", path: "/examples/stations" },');
+    // The handler map and every handler, stubs included, as the server imports them.
+    writeFileSync(join(copy, 'tsconfig.handlers.json'), JSON.stringify({ extends: './tsconfig.json', include: ['handlers', 'generated/handlers.ts'] }));
+    await expect(run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.handlers.json'], { cwd: copy })).resolves.toBeDefined();
   });
 
   it("client/generated/operations.ts follows the spec's markers: a newly deprecated operation gets @deprecated, a new operation a route", async () => {

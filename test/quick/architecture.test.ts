@@ -220,7 +220,7 @@ describe('architecture', () => {
   // reaches a layer only the way the one that imports it may.
   it('the generated lists import only their folder, and the handler contract takes the stores as types alone', () => {
     const lists: Array<[string, RegExp]> = [
-      ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9]+\.js|\.\.\/src\/domain\/contract\.js)$/],
+      ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9_$]+\.js|\.\.\/src\/domain\/contract\.js)$/],
       ['generated/stores.ts', /^\.\.\/src\/store\/(resources\/[A-Za-z0-9]+|resource)\.js$/],
       // The store's migrations and each feature's, beside its code.
       ['generated/migrations.ts', /^\.\.\/src\/(store\/migrations\/\d{4}_[a-z0-9_]+|features\/[A-Za-z]+\/migrations\/\d{4}_[a-z0-9_]+|store\/migrationSql)\.js$/],
