@@ -12,9 +12,8 @@ const merged = mergeConfig(
     test: {
       testTimeout: 300_000,
       // Two files at a time: most of a proof is waiting (a crash's restart, a drain, an outage, an
-      // idle timeout, a balancer's health checks), so one file at a time left a core idle (the
-      // suite used 1.04 cores with two: 189 s against 238 one at a time). Their bounds are for a
-      // busy two-core machine.
+      // idle timeout, a balancer's health checks), so one file at a time left a core idle
+      // (docs/performance.md, CI). Their bounds are for a busy two-core machine.
       maxWorkers: 2,
     },
   }),

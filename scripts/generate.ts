@@ -38,7 +38,7 @@ Bundles spec/openapi.yaml into generated/openapi.json, writes generated/openapi.
 client package's client/generated/openapi.d.ts and client/generated/operations.ts (the typed
 client's per-operation methods), scaffolds a 501 stub in
 handlers/<name>.ts for every operation without a handler (the operationId, or the name made of it:
-get-stations is handlers/getStations.ts), and lists the handlers, the
+get-stations gets a handler named getStations), and lists the handlers, the
 resource stores (src/store/resources/) and the migrations (src/store/migrations/) in
 generated/handlers.ts, generated/stores.ts and generated/migrations.ts.
 

@@ -1,5 +1,5 @@
 /**
- * The TypeScript name of an operation's handler: its export in handlers/<name>.ts and its file.
+ * The TypeScript name of an operation's handler: its export, and its file's name under handlers/.
  * Real APIs write operation ids as they like (`get-stations`, `create_booking`, `pets.list`,
  * `GetPet`); `npm run generate` needs a name it can declare. One rule, here, for generate
  * (scripts/generate.ts) and for the lint rule that refuses two ids with one name (./rules.js):

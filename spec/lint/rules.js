@@ -991,7 +991,7 @@ function IntegerBounds() {
 
 // ---------------------------------------------------------------------------------------------
 // 12. Operation ids: any the spec allows, as long as each gives its handler a name of its own
-// (./handlerNames.js: `get-stations` is handlers/getStations.ts).
+// (./handlerNames.js: `get-stations` gets a handler named getStations).
 
 function OperationHandlerName() {
   return {

@@ -21,8 +21,8 @@ export class Refusal extends Error {
     readonly details: Detail[] | undefined,
     readonly gone: Gone | undefined,
   ) {
-    // No stack trace: a refusal is an answer, not a failure, and nobody reads where it was thrown.
-    // Capturing one through the stages cost 12 µs of a 400's 180 (bench:profile, limit=0).
+    // No stack trace: a refusal is an answer, not a failure, and nobody reads where it was thrown;
+    // capturing one through every stage's frame was most of a 400's cost (docs/performance.md).
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(message);

@@ -68,7 +68,7 @@ describe('npm run generate', () => {
       "  /examples/stations:\n    get:\n      operationId: list-stations-example\n      summary: List the stations\n      responses:\n        '204':\n          description: None.\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n";
     writeFileSync(specPath, readFileSync(specPath, 'utf8').replace('  /pets/{petId}:\n', `${operation}  /pets/{petId}:\n`));
     await generate();
-    const stub = readFileSync(join(copy, 'handlers/listStationsExample.ts'), 'utf8');
+    const stub = readFileSync(join(copy, 'handlers', 'listStationsExample.ts'), 'utf8');
     expect(stub).toContain("export const listStationsExample: Handler<'list-stations-example'> = async () => notImplemented('list-stations-example');");
     expect(readFileSync(join(copy, 'generated/handlers.ts'), 'utf8')).toMatch(/import \{ listStationsExample \} from '\.\.\/handlers\/listStationsExample\.js';[\s\S]*'list-stations-example': listStationsExample[,\s}]/);
     expect(readFileSync(join(copy, 'client/generated/operations.ts'), 'utf8')).toContain('"list-stations-example": { method: "get", path: "/examples/stations" },');

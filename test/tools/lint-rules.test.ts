@@ -304,7 +304,7 @@ describe('redocly.yaml rules', () => {
     for (const name of c.names ?? []) expect(problems[0]?.message).toContain(name);
   });
 
-  it('an operationId in kebab case, as real APIs write them, is served (handlers/listPetsExample.ts): camelCase is only suggested, a warning', async () => {
+  it('an operationId in kebab case, as real APIs write them, is served (by a handler named listPetsExample): camelCase is only suggested, a warning', async () => {
     const problems = (await lint(mutate('      operationId: listPets\n', '      operationId: list-pets-example\n'))).filter((p) => !FROZEN_KNOWN.includes(at(p)));
     expect(problems.map((p) => `${at(p)} (${p.severity})`)).toEqual(['rule/operation-id-camel-case at #/paths/~1pets/get/operationId (warn)']);
   });
