@@ -188,7 +188,10 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
       const description = await section.locator('[data-component-name="Markdown/Markdown"]').allInnerTexts();
       expect(description[0], op.operationId).toBe(text);
     }
-    expect(await (await openOperation(page, 'Get an animal')).locator('blockquote').filter({ hasText: 'Deprecated' }).first().innerText()).toBe(
+    // The sidebar's click scrolls while Redoc re-renders: read the notice once it is shown, as the loop does.
+    const getPetNotice = (await openOperation(page, 'Get an animal')).locator('blockquote').filter({ hasText: 'Deprecated' }).first();
+    await getPetNotice.waitFor({ state: 'visible', timeout: 5_000 });
+    expect(await getPetNotice.innerText()).toBe(
       'Deprecated since 2026-11-21. Removed on 2030-12-05: from then on it answers 410 Gone. Use GET /pets with the status filter instead. ' +
         'Before that date, the service may announce brownouts: windows in which it answers 410 Gone (code operation_brownout) so that callers notice.',
     );
