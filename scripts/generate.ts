@@ -12,6 +12,7 @@
  *   handlers/<name>.ts       a 501 stub for every operation that has no handler yet (never overwritten),
  *                            named after its operationId (spec/lint/handlerNames.js: get-stations
  *                            is getStations)
+ *   generated/operationIds.ts  the operationIds under \`paths\`: what handlers serve (not webhooks)
  *   generated/handlers.ts    the handler map: one handler per operationId, from handlers/
  *   generated/stores.ts      every resource store of src/store/resources/: what handlers get as `deps.<name>`
  *   generated/migrations.ts  every migration of src/store/migrations/, in the order they run
@@ -83,6 +84,18 @@ ${imports.join('\n')}
 
 /** One handler per operationId of the spec (handlers/<name>.ts, named after the id). */
 export const handlers = { ${entries.join(', ')} } satisfies Handlers;
+`;
+}
+
+/**
+ * The operations the server serves: those under \`paths\`. A webhook's operation is in the generated
+ * \`operations\` too (openapi-typescript types what the server sends), but no handler serves it.
+ */
+function operationIdsModule(operations: readonly OperationInfo[]): string {
+  const ids = operations.map((op) => quoted(op.operationId));
+  return `${HEADER}
+/** The operationId of every operation under the spec's \`paths\`: one handler each. Webhooks are sent, not served. */
+export type ServedOperationId = ${ids.length > 0 ? ids.join(' | ') : 'never'};
 `;
 }
 
@@ -174,6 +187,7 @@ const outputs = new Map<string, string>([
   [join(root, 'generated', 'openapi.d.ts'), client.get('generated/openapi.d.ts')!],
   // The client package's own copy of the types and its operation table: it ships on its own.
   ...[...client].map(([file, text]): [string, string] => [join(root, 'client', file), text]),
+  [join(root, 'generated', 'operationIds.ts'), operationIdsModule(operationsOf(document))],
   [join(root, 'generated', 'handlers.ts'), handlersModule(operationsOf(document))],
   [join(root, 'generated', 'stores.ts'), storesModule(modulesIn('src/store/resources', /^[a-z][A-Za-z0-9]*$/, 'a resource module is named as handlers will reach it, `deps.<name>`: a camelCase identifier (orders.ts, petPhotos.ts)'))],
   [join(root, 'generated', 'migrations.ts'), migrationsModule(checkedMigrations())],

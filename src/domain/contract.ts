@@ -5,6 +5,7 @@
  * handler map must have exactly one handler per operation.
  */
 import type { operations } from '../../generated/openapi.js';
+import type { ServedOperationId } from '../../generated/operationIds.js';
 import type { CursorCodec } from './cursor.js';
 import { errorResult, refusalResult } from '../errors/refusal.js';
 import { FORMAT_NAMES, hasSignatureOf, isPhotoMediaType } from '../shared/images.js';
@@ -18,7 +19,8 @@ export { applyMergePatch } from './mergePatch.js';
 export type { PhotoMediaType } from '../shared/images.js';
 export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, MediaErrorBody, MediaErrorCode, Schemas, Upload } from '../shared/schemas.js';
 
-export type OperationId = keyof operations;
+/** An operation the server serves: one under the spec's `paths` (a webhook's is in `operations` too, but is sent, not served). */
+export type OperationId = ServedOperationId & keyof operations;
 
 type Parameters<O extends OperationId> = operations[O]['parameters'];
 type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] extends [undefined] ? Record<string, never> : NonNullable<V>) : Record<string, never>;

@@ -62,12 +62,20 @@ describe('npm run generate', () => {
     expect(existsSync(join(copy, 'generated/openapi.json'))).toBe(true);
   });
 
-  it('an operationId in kebab case, as real APIs write them, gets handlers/<name>.ts named for TypeScript (spec/lint/handlerNames.js), keyed by the id in the handler map and the client, and it compiles', async () => {
+  it('an operationId in kebab case, as real APIs write them, gets handlers/<name>.ts named for TypeScript (spec/lint/handlerNames.js), keyed by the id in the handler map and the client, and it compiles; a webhook gets no handler', async () => {
     const specPath = join(copy, 'spec/openapi.yaml');
     const operation =
       "  /examples/stations:\n    get:\n      operationId: list-stations-example\n      summary: List the stations\n      responses:\n        '204':\n          description: None.\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n";
-    writeFileSync(specPath, readFileSync(specPath, 'utf8').replace('  /pets/{petId}:\n', `${operation}  /pets/{petId}:\n`));
+    // A webhook is what the server sends: typed for the sender, never a handler it must serve.
+    const webhook =
+      "webhooks:\n  stationOpenedExample:\n    post:\n      operationId: station-opened-example\n      summary: A station opened\n      requestBody:\n        content:\n          application/json:\n            schema:\n              type: object\n      responses:\n        '204':\n          description: Received.\n";
+    const spec = readFileSync(specPath, 'utf8');
+    expect(spec, 'the spec has no webhooks yet: merge this one into them').not.toMatch(/^webhooks:/m);
+    writeFileSync(specPath, `${spec.replace('  /pets/{petId}:\n', `${operation}  /pets/{petId}:\n`)}${webhook}`);
     await generate();
+    expect(readFileSync(join(copy, 'generated/openapi.d.ts'), 'utf8')).toContain('"station-opened-example": {');
+    expect(existsSync(join(copy, 'handlers', 'stationOpenedExample.ts'))).toBe(false);
+    expect(readFileSync(join(copy, 'generated/operationIds.ts'), 'utf8')).not.toContain('station-opened-example');
     const stub = readFileSync(join(copy, 'handlers', 'listStationsExample.ts'), 'utf8');
     expect(stub).toContain("export const listStationsExample: Handler<'list-stations-example'> = async () => notImplemented('list-stations-example');");
     expect(readFileSync(join(copy, 'generated/handlers.ts'), 'utf8')).toMatch(/import \{ listStationsExample \} from '\.\.\/handlers\/listStationsExample\.js';[\s\S]*'list-stations-example': listStationsExample[,\s}]/);

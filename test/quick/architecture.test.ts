@@ -222,6 +222,8 @@ describe('architecture', () => {
     const lists: Array<[string, RegExp]> = [
       ['generated/handlers.ts', /^(\.\.\/handlers\/[A-Za-z0-9_$]+\.js|\.\.\/src\/domain\/contract\.js)$/],
       ['generated/stores.ts', /^\.\.\/src\/store\/(resources\/[A-Za-z0-9]+|resource)\.js$/],
+      // The served ids are the spec's alone: no import at all.
+      ['generated/operationIds.ts', /(?!)/],
       // The store's migrations and each feature's, beside its code.
       ['generated/migrations.ts', /^\.\.\/src\/(store\/migrations\/\d{4}_[a-z0-9_]+|features\/[A-Za-z]+\/migrations\/\d{4}_[a-z0-9_]+|store\/migrationSql)\.js$/],
     ];
