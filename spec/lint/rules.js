@@ -11,6 +11,7 @@
  */
 
 import { handlerName, handlerNameClashes } from './handlerNames.js';
+import { challengeFor, schemeChallenge, unsupportedSchemeReason } from './securitySchemes.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const JSON_MEDIA_TYPE = 'application/json';
@@ -401,20 +402,6 @@ function ParameterParseable() {
 // ---------------------------------------------------------------------------------------------
 // 4. Security schemes the server has a handler for.
 
-function describeScheme(scheme) {
-  if (!isObject(scheme)) return 'not an object';
-  if (scheme.type === 'http') return `http ${scheme.scheme ?? '(no scheme)'}`;
-  if (scheme.type === 'apiKey') return `apiKey in ${scheme.in ?? '(nowhere)'}`;
-  return String(scheme.type);
-}
-
-function isSupportedScheme(scheme) {
-  if (!isObject(scheme)) return false;
-  if (scheme.type === 'http') return typeof scheme.scheme === 'string' && scheme.scheme.toLowerCase() === 'bearer';
-  if (scheme.type === 'apiKey') return scheme.in === 'header' && typeof scheme.name === 'string' && scheme.name.length > 0;
-  return false;
-}
-
 /** Operation labels per security scheme name, from the operations' effective security. */
 function schemeUsers(root, ctx) {
   const users = new Map();
@@ -442,12 +429,13 @@ function SecuritySchemeSupported() {
         for (const [name, raw] of Object.entries(schemes)) {
           const keyLocation = ctx.location.child(['components', 'securitySchemes', name]);
           const { node: scheme } = deref(ctx, raw, keyLocation);
-          if (isSupportedScheme(scheme)) continue;
+          const reason = unsupportedSchemeReason(scheme);
+          if (reason === undefined) continue;
           const usedBy = users.get(name);
           ctx.report({
             message:
-              `Security scheme ${code(name)} (${describeScheme(scheme)}) has no handler in the server, which refuses to start with it: ` +
-              `only http bearer and apiKey in a header (with a name) are supported, both checked against the API key store.` +
+              `Security scheme ${code(name)}: ${reason}. The server refuses to start with it; it checks keys of its key store carried by ` +
+              `http bearer or basic, or apiKey in a header or a cookie.` +
               (usedBy ? ` Used by ${usedBy.join(', ')}.` : ''),
             location: keyLocation.key(),
           });
@@ -735,6 +723,26 @@ function serverHeaderProblem(name, { root, operation, method, status, responses,
   }
 }
 
+/**
+ * What a 401's WWW-Authenticate may say, when its schema lists the values (`enum`, `const`): the
+ * server sends a challenge per HTTP scheme the operation accepts (./securitySchemes.js), with
+ * `error="invalid_token"` once a key was sent. A value it sends that the list lacks would make
+ * every such 401 a contract violation.
+ */
+function challengeProblem(ctx, root, operation, header) {
+  const { node: schema } = deref(ctx, header.node.schema, header.location);
+  if (!isObject(schema)) return undefined;
+  const listed = Array.isArray(schema.enum) ? schema.enum : 'const' in schema ? [schema.const] : undefined;
+  if (listed === undefined) return undefined;
+  const declared = isObject(root.components) && isObject(root.components.securitySchemes) ? root.components.securitySchemes : {};
+  const names = securitySchemes(root, operation);
+  const challenges = names.map((name) => schemeChallenge(deref(ctx, declared[name], ctx.location.child(['components', 'securitySchemes', name])).node));
+  const sent = [challengeFor(challenges, false), challengeFor(challenges, true)];
+  const missing = sent.filter((value) => !listed.includes(value));
+  if (missing.length === 0) return undefined;
+  return `401's ${code('WWW-Authenticate')} lists its values, but the server also sends ${missing.map(code).join(' and ')} for this operation (its schemes: ${names.join(', ')}): add them to the list, or give the operation a 401 of its own that lists them`;
+}
+
 /** Whether a response's content is bytes (a binary string of each media type): what the server answers in ranges when a 206 is declared. */
 function binaryAnswer(response, resolve) {
   if (!isObject(response) || !isObject(response.content)) return false;
@@ -756,7 +764,10 @@ function ServerHeaders() {
             if (!isObject(response.node) || !isObject(response.node.headers)) continue;
             for (const [name, rawHeader] of Object.entries(response.node.headers)) {
               const header = deref(ctx, rawHeader, response.location.child(['headers', name]));
-              if (!isObject(header.node) || header.node.required !== true) continue;
+              if (!isObject(header.node)) continue;
+              const challenge = status === '401' && name.toLowerCase() === 'www-authenticate' ? challengeProblem(ctx, root, operation, header) : undefined;
+              if (challenge !== undefined) problems.add(response.location.child(['headers', name]).key(), label, challenge);
+              if (header.node.required !== true) continue;
               const problem = serverHeaderProblem(name, { root, operation, method, status, responses, bytes });
               if (problem !== undefined) problems.add(response.location.child(['headers', name]).key(), label, `${status} declares the required header ${code(name)}, but ${problem}.`);
             }

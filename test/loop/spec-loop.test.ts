@@ -13,7 +13,8 @@
  *                                                                    written here
  *   GET    /examples/owners/{ownerId}       getOwnerExample          path-level parameter; comma-separated
  *                                                                    array (explode: false); bearer OR
- *                                                                    apiKey in X-Api-Key; stub
+ *                                                                    apiKey in X-Api-Key OR basic OR
+ *                                                                    apiKey in a cookie; stub
  *   GET    /examples/owners/{ownerId}/pets  searchOwnerPetsExample   path-level parameter, form array of
  *                                                                    integers, deepObject, required query,
  *                                                                    header and cookie parameters; handler
@@ -619,9 +620,15 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       }
     });
 
-    it('a second security scheme works as an alternative: getOwnerExample takes the key in X-Api-Key too; a wrong one is a 401 invalid_token', async () => {
+    it('other security schemes work as alternatives: getOwnerExample takes the key in X-Api-Key, as basic\'s user name and in a cookie too; its 401 asks for Bearer or Basic; a wrong one is a 401 invalid_token', async () => {
       const viaHeader = await call(server.api, '/examples/owners/7', { headers: { 'X-Api-Key': server.key } });
       expect(viaHeader.status, context('GET /examples/owners/7 with X-Api-Key', viaHeader, server.proc)).toBe(501);
+      const viaBasic = await call(server.api, '/examples/owners/7', { headers: { Authorization: `Basic ${Buffer.from(`${server.key}:`).toString('base64')}` } });
+      expect(viaBasic.status, context('GET /examples/owners/7 with basic', viaBasic, server.proc)).toBe(501);
+      const viaCookie = await call(server.api, '/examples/owners/7', { headers: { Cookie: `theme=dark; owner_key=${server.key}` } });
+      expect(viaCookie.status, context('GET /examples/owners/7 with the cookie', viaCookie, server.proc)).toBe(501);
+      const none = await call(server.api, '/examples/owners/7');
+      expect(none.headers.get('www-authenticate')).toBe('Bearer realm="animal-store", Basic realm="animal-store", charset="UTF-8"');
       const wrong = await call(server.api, '/examples/owners/7', { headers: { 'X-Api-Key': 'ask_wrong' } });
       expect(wrong.status, context('GET /examples/owners/7 with a wrong X-Api-Key', wrong, server.proc)).toBe(401);
       expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');

@@ -2,7 +2,8 @@
  * The key check (src/pipeline/authenticate.ts) evaluates each operation's
  * security as OpenAPI says: its own `security`, else the document's; an alternative passes when
  * every scheme of it holds a valid key; `security: []` is public. A key that cannot be checked is
- * a 503, a missing one a 401 with a bare challenge, a wrong one a 401 naming `invalid_token`.
+ * a 503, a missing one a 401 with a bare challenge, a wrong one a 401 naming `invalid_token`. The key
+ * travels as each scheme says: bearer, basic (the key as the user name), a header, a cookie.
  * Called directly on an exchange the router has matched: no socket, no server.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -23,6 +24,8 @@ const document = {
     securitySchemes: {
       bearer: { type: 'http', scheme: 'bearer' },
       partner: { type: 'apiKey', in: 'header', name: 'X-Partner-Key' },
+      basic: { type: 'http', scheme: 'basic' },
+      session: { type: 'apiKey', in: 'cookie', name: 'store_key' },
     },
   },
   security: [{ bearer: [] }],
@@ -32,6 +35,9 @@ const document = {
     '/c': { get: { operationId: 'bothNeeded', security: [{ bearer: [], partner: [] }], responses: ok } },
     '/d': { get: { operationId: 'open', security: [], responses: ok } },
     '/e': { get: { operationId: 'optional', security: [{ bearer: [] }, {}], responses: ok } },
+    '/f': { get: { operationId: 'basicOnly', security: [{ basic: [] }], responses: ok } },
+    '/g': { get: { operationId: 'bearerOrBasic', security: [{ bearer: [] }, { basic: [] }], responses: ok } },
+    '/h': { get: { operationId: 'cookieOnly', security: [{ session: [] }], responses: ok } },
   },
 } as unknown as OpenApiDocument;
 
@@ -44,7 +50,9 @@ const stage = authenticateStage(document, keys);
 function verdict(path: string, headers: Record<string, string>): { caller: string | undefined } | { refused: number; challenge: string | undefined } {
   const req = { method: 'GET', url: path, headers, rawHeaders: [] } as unknown as IncomingMessage;
   const exchange: Exchange = beginExchange(req, {} as ServerResponse, createLogger('silent'));
-  exchange.operation = backend.router.matchOperation({ method: 'GET', path, headers });
+  const request = { method: 'GET', path, headers };
+  exchange.operation = backend.router.matchOperation(request);
+  if (exchange.operation) exchange.request = backend.router.parseRequest(request, exchange.operation);
   try {
     let passed: { caller: string | undefined } | undefined;
     stage.run(exchange, (admitted) => {
@@ -78,6 +86,35 @@ describe('the key check, from each operation\'s security', () => {
     expect(verdict('/d', {})).toEqual({ caller: undefined });
     expect(verdict('/e', {})).toEqual({ caller: undefined });
     expect(verdict('/e', { authorization: 'Bearer good' })).toEqual({ caller: 'good' });
+  });
+  it('http basic: the key is the user name and the password empty (curl -u <key>:); anything else is a credential refused; the 401 asks for Basic', () => {
+    const basic = (pair: string) => `Basic ${Buffer.from(pair).toString('base64')}`;
+    expect(verdict('/f', { authorization: basic('good:') })).toEqual({ caller: 'good' });
+    expect(verdict('/f', { authorization: `bAsIc ${Buffer.from('good:').toString('base64')}` })).toEqual({ caller: 'good' });
+    expect(verdict('/f', {})).toEqual({ refused: 401, challenge: 'Basic realm="animal-store", charset="UTF-8"' });
+    for (const authorization of [basic('good:secret'), basic('good'), basic(':good'), basic('nope:'), 'Basic ***', 'Basic'])
+      expect(verdict('/f', { authorization }), authorization).toEqual({ refused: 401, challenge: 'Basic realm="animal-store", charset="UTF-8"' });
+    // A Bearer header is no credential for a basic scheme, and the other way round.
+    expect(verdict('/f', { authorization: 'Bearer good' })).toMatchObject({ refused: 401 });
+    expect(verdict('/a', { authorization: basic('good:') })).toEqual({ refused: 401, challenge: 'Bearer realm="animal-store"' });
+  });
+  it('an operation that takes bearer or basic takes either, and its 401 offers both challenges, in the order it names them', () => {
+    expect(verdict('/g', { authorization: 'Bearer good' })).toEqual({ caller: 'good' });
+    expect(verdict('/g', { authorization: `Basic ${Buffer.from('good:').toString('base64')}` })).toEqual({ caller: 'good' });
+    expect(verdict('/g', {})).toEqual({ refused: 401, challenge: 'Bearer realm="animal-store", Basic realm="animal-store", charset="UTF-8"' });
+    expect(verdict('/g', { authorization: 'Bearer nope' })).toEqual({ refused: 401, challenge: 'Bearer realm="animal-store", error="invalid_token", Basic realm="animal-store", charset="UTF-8"' });
+  });
+  it('apiKey in a cookie: read by its name among the request\'s cookies; an apiKey-only operation\'s 401 carries the Bearer challenge (a 401 must carry one)', () => {
+    expect(verdict('/h', { cookie: 'theme=dark; store_key=good' })).toEqual({ caller: 'good' });
+    expect(verdict('/h', { cookie: 'store_key=nope' })).toEqual({ refused: 401, challenge: 'Bearer realm="animal-store", error="invalid_token"' });
+    expect(verdict('/h', { authorization: 'Bearer good' })).toEqual({ refused: 401, challenge: 'Bearer realm="animal-store"' });
+  });
+  it('a scheme the server cannot check stops the start, naming it and why: a key in the query string, another http scheme, oauth2 (for now)', () => {
+    const withScheme = (scheme: Record<string, unknown>) => ({ ...document, components: { securitySchemes: { odd: scheme } } }) as unknown as OpenApiDocument;
+    expect(() => authenticateStage(withScheme({ type: 'apiKey', in: 'query', name: 'key' }), keys)).toThrow(/security scheme odd: an API key in the query string is written into access logs/);
+    expect(() => authenticateStage(withScheme({ type: 'http', scheme: 'digest' }), keys)).toThrow(/security scheme odd: http digest: only bearer and basic/);
+    expect(() => authenticateStage(withScheme({ type: 'apiKey', in: 'cookie' }), keys)).toThrow(/without a name/);
+    expect(() => authenticateStage(withScheme({ type: 'oauth2', flows: {} }), keys)).toThrow(/security scheme odd: oauth2 is not supported/);
   });
   it('a key that cannot be checked is a 503 to retry, never a pass', () => {
     expect(verdict('/a', { authorization: 'Bearer flaky' })).toMatchObject({ refused: 503 });

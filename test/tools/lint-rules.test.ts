@@ -277,12 +277,13 @@ describe('redocly.yaml rules', () => {
       names: ['listPets', '`tag`', 'maxItems'],
     },
     {
-      name: 'n. an http basic security scheme',
+      // http basic and an apiKey in a cookie are served (test/quick/authenticate.test.ts); a key in the query string is not.
+      name: 'n. an API key in the query string',
       rule: 'animal-store/security-scheme-supported',
       pointer: '#/components/securitySchemes/bearerApiKey',
-      from: '      scheme: bearer\n',
-      to: '      scheme: basic\n',
-      names: ['`bearerApiKey`', 'http basic', 'getPet'],
+      from: '      type: http\n      scheme: bearer\n',
+      to: '      type: apiKey\n      in: query\n      name: api_key\n',
+      names: ['`bearerApiKey`', 'query string', 'header or a cookie', 'getPet'],
     },
     {
       // Redocly's own security-defined (recommended-strict) catches it; its pointer names the operation.
@@ -307,6 +308,15 @@ describe('redocly.yaml rules', () => {
   it('an operationId in kebab case, as real APIs write them, is served (by a handler named listPetsExample): camelCase is only suggested, a warning', async () => {
     const problems = (await lint(mutate('      operationId: listPets\n', '      operationId: list-pets-example\n'))).filter((p) => !FROZEN_KNOWN.includes(at(p)));
     expect(problems.map((p) => `${at(p)} (${p.severity})`)).toEqual(['rule/operation-id-camel-case at #/paths/~1pets/get/operationId (warn)']);
+  });
+
+  it("http basic is served, but a 401 whose WWW-Authenticate lists its values must list the Basic challenge the server then sends (server-headers), at each such 401", async () => {
+    const problems = (await lint(mutate('      type: http\n      scheme: bearer\n', '      type: http\n      scheme: basic\n'))).filter((p) => !FROZEN_KNOWN.includes(at(p)));
+    expect(summary(problems)).toEqual([
+      'animal-store/server-headers at #/components/responses/Unauthorized/headers/WWW-Authenticate',
+      'animal-store/server-headers at #/components/responses/UnauthorizedDeprecated/headers/WWW-Authenticate',
+    ]);
+    for (const problem of problems) expect(problem.message).toContain('`Basic realm="animal-store", charset="UTF-8"`');
   });
 
   // What the server supports lints clean.
@@ -517,7 +527,7 @@ describe('a newcomer pastes the Petstore pet operations', () => {
       "uploadFile: the request body's media type `application/octet-stream` has no `maxLength`",
       'getPetById: response 200 has media type `application/xml`',
       'findPetsByTags: query parameter `tags` is an exploded array (name=a&name=b) without maxItems of at most 20',
-      'Security scheme `petstore_auth` (oauth2) has no handler in the server',
+      'Security scheme `petstore_auth`: oauth2 is not supported: http bearer or basic, or apiKey in a header or a cookie. The server refuses to start with it',
       "findPetsByStatus requires an API key (security: petstore_auth) but declares no 401 response: add `'401':` with `$ref: '#/components/responses/Unauthorized'` to its responses.",
       "deletePet requires an API key (security: petstore_auth) but declares no 429 response: add `'429':` with `$ref: '#/components/responses/TooManyRequests'`",
       'addPet 422 has no LimitError body',
