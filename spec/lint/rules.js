@@ -12,6 +12,8 @@
 
 import { handlerName, handlerNameClashes } from './handlerNames.js';
 import { challengeFor, schemeChallenge, unsupportedSchemeReason } from './securitySchemes.js';
+// The formats the server's Ajv checks (src/http/openapiBackend.ts adds ajv-formats' full set).
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const JSON_MEDIA_TYPE = 'application/json';
@@ -1030,6 +1032,46 @@ function OperationHandlerName() {
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// 13. Formats: any name a spec writes, the unknown ones annotations (JSON Schema 2020-12).
+
+const CHECKED_FORMATS = new Set(Object.keys(fullFormats));
+
+/**
+ * A `format` the server's validator does not know (`iso-country-code`) is an annotation, as JSON
+ * Schema 2020-12 makes it: the server starts and checks the value by its other keywords. Said
+ * once per format, naming where it is used, so that nobody believes it is checked.
+ */
+function FormatAnnotation() {
+  let root;
+  const found = new Map();
+  return {
+    Root: {
+      enter(node) {
+        root = node;
+        found.clear();
+      },
+      leave(_node, ctx) {
+        for (const [format, { location, places }] of found) {
+          ctx.report({
+            message:
+              `format ${code(format)} (${places.join('; ')}) is not one the server, the mock or the client checks: it is an annotation, as JSON Schema 2020-12 makes ` +
+              `a format its validator does not know, and values are checked by their type and other keywords alone. To have it checked, say it with \`pattern\`, \`enum\` or bounds.`,
+            location,
+          });
+        }
+      },
+    },
+    Schema(schema, ctx) {
+      if (!isObject(schema) || typeof schema.format !== 'string' || CHECKED_FORMATS.has(schema.format)) return;
+      const entry = found.get(schema.format) ?? { location: ctx.location.child(['format']), places: [] };
+      const place = describeSchemaPlace(root ?? {}, ctx.location.pointer);
+      if (!entry.places.includes(place)) entry.places.push(place);
+      found.set(schema.format, entry);
+    },
+  };
+}
+
 export default function animalStorePlugin() {
   return {
     id: 'animal-store',
@@ -1053,6 +1095,7 @@ export default function animalStorePlugin() {
         'summary-sentence-case': SummarySentenceCase,
         'integer-bounds': IntegerBounds,
         'operation-handler-name': OperationHandlerName,
+        'format-annotation': FormatAnnotation,
       },
     },
   };
