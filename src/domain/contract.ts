@@ -4,7 +4,7 @@
  * declares for its operation; the compiler rejects any other status or body shape, and the
  * handler map must have exactly one handler per operation.
  */
-import type { operations } from '../../generated/openapi.js';
+import type { $Read, $Write, operations, Readable } from '../../generated/openapi.js';
 import type { ServedOperationId } from '../../generated/operationIds.js';
 import type { CursorCodec } from './cursor.js';
 import { errorResult, refusalResult } from '../errors/refusal.js';
@@ -26,8 +26,20 @@ type Parameters<O extends OperationId> = operations[O]['parameters'];
 type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] extends [undefined] ? Record<string, never> : NonNullable<V>) : Record<string, never>;
 
 
-/** Where the spec has a binary string (a `Blob` in the generated types, as a browser sends it), a handler has the bytes that arrived. */
-export type Received<T> = T extends Blob ? Upload : T extends ReadonlyArray<infer I> ? Received<I>[] : T extends object ? { [K in keyof T]: Received<T[K]> } : T;
+/**
+ * A request body as the handler has it: where the spec has a binary string (a `Blob` in the
+ * generated types, as a browser sends it), the bytes that arrived; and its write view, without
+ * what the spec marks readOnly (the server drops what a client sends of it: src/http/views.ts).
+ */
+export type Received<T> = T extends Blob
+  ? Upload
+  : T extends $Write<infer U>
+    ? Received<U>
+    : T extends ReadonlyArray<infer I>
+      ? Received<I>[]
+      : T extends object
+        ? { [K in keyof T as NonNullable<T[K]> extends $Read<unknown> ? never : K]: Received<T[K]> }
+        : T;
 
 /** A declared media type as a request carries it: `image/*` covers `image/png`. */
 type Carried<M> = M extends `${infer Type}/*` ? `${Type}/${string}` : M;
@@ -74,8 +86,11 @@ type DeclaredHeaders<R> = R extends { headers: infer H }
 /** Statuses that the spec's `default` Error response covers for a handler. */
 export type DefaultStatus = 501 | 503;
 
-/** What a handler may answer for a declared content: JSON (or text the database serialised), or bytes of a declared binary media type. */
-type Answered<C> = { [M in keyof C]: M extends 'application/json' | `${string}+json` ? C[M] | JsonText<C[M]> : BinaryBody<Carried<M & string>> }[keyof C];
+/**
+ * What a handler may answer for a declared content, in its read view (no write-only property:
+ * src/http/views.ts): JSON (or text the database serialised), or bytes of a declared binary media type.
+ */
+type Answered<C> = { [M in keyof C]: M extends 'application/json' | `${string}+json` ? Readable<C[M]> | JsonText<Readable<C[M]>> : BinaryBody<Carried<M & string>> }[keyof C];
 type AnswerBody<R> = R extends { content: infer C } ? Answered<C> : undefined;
 
 type ResultFor<R, S> = {

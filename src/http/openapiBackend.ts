@@ -6,6 +6,7 @@
 import { hash } from 'node:crypto';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { validationViews } from './views.js';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
 import type { ErrorBody } from '../shared/schemas.js';
 import type { OpenApiDocument } from '../shared/spec.js';
@@ -54,8 +55,9 @@ export function createOpenApiBackend(document: OpenApiDocument, apiRoot: string)
   // (building one, with its formats, costs milliseconds of start-up each time).
   const instances = new Map<ValidationContext, Ajv2020>();
   return new OpenAPIBackend({
-    // openapi-backend deep-copies and dereferences this; a copy keeps our document untouched.
-    definition: structuredClone(document) as unknown as Document,
+    // openapi-backend deep-copies and dereferences this; a copy keeps our document untouched. It
+    // validates requests against the schemas' write views and answers against their read views.
+    definition: structuredClone(validationViews(document)) as unknown as Document,
     apiRoot,
     strict: true,
     quick: true, // skips its own definition check, which applies the 3.0 meta-schema (redocly lint is our gate)

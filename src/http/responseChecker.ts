@@ -80,6 +80,22 @@ export class ResponseChecker {
       .map(([name]) => name);
   }
 
+  /**
+   * A handler answered properties the spec marks writeOnly (src/http/views.ts): the client's to
+   * send, never to be answered. The server drops them; in test and dev it is a broken contract.
+   */
+  writeOnlyAnswered(operationId: string | undefined, status: number, removed: readonly string[], request: string): ContractViolation | undefined {
+    if (!this.enabled) return undefined;
+    const problems = [`${operationId ?? request} ${status}: the handler answered ${removed.map((pointer) => `\`${pointer}\``).join(', ')}, which the spec marks writeOnly (the client's to send, never answered): leave it out of the answer (in production the server drops it)`];
+    return this.record({ request, operationId, status, problems });
+  }
+
+  private record(violation: ContractViolation): ContractViolation {
+    this.violations.push(violation);
+    this.logger.error({ violation }, 'response breaks the contract');
+    return violation;
+  }
+
   check(operationId: string | undefined, status: number, sent: unknown, headers: Record<string, string>, request: string): ContractViolation | undefined {
     if (!this.enabled || !this.errorSchema) return undefined;
     // What the client will parse: text the database serialised is checked as that.
@@ -123,9 +139,6 @@ export class ResponseChecker {
       }
     }
     if (problems.length === 0) return undefined;
-    const violation = { request, operationId, status, problems };
-    this.violations.push(violation);
-    this.logger.error({ violation }, 'response breaks the contract');
-    return violation;
+    return this.record({ request, operationId, status, problems });
   }
 }

@@ -8,6 +8,7 @@ import type { HandlerDeps, Handlers } from '../domain/contract.js';
 import { refuse } from '../errors/refusal.js';
 import type { AnyHandlerResult, Exchange } from '../http/exchange.js';
 import type { Stage } from '../http/stage.js';
+import { answerView } from '../http/views.js';
 
 /** What a handler receives; src/domain/contract.ts types it per operation. */
 interface HandlerRequestParts {
@@ -62,13 +63,25 @@ export function handlerCaller(handlers: Handlers, deps: HandlerDeps): HandlerCal
   };
 }
 
-/** Runs the handler: the last stage, inside those that wrap it (the answer, ranges, conditional reads, exactly-once's unit of work). */
-export function handleStage(call: HandlerCall): Stage {
+/** Reports an answer from which write-only properties were dropped; a violation (tests and dev) makes it a 500. */
+export type WriteOnlyReport = (exchange: Exchange, status: number, removed: readonly string[]) => { problems: string[] } | undefined;
+
+/**
+ * Runs the handler: the last stage, inside those that wrap it (the answer, ranges, conditional
+ * reads, exactly-once's unit of work, which so stores the answer as it is sent). What the spec
+ * marks writeOnly never leaves: dropped from the result here (src/http/views.ts).
+ */
+export function handleStage(call: HandlerCall, writeOnlyAnswered: WriteOnlyReport): Stage {
   return {
     name: 'handle',
     run(exchange, next) {
       return call(exchange).then((result) => {
-        exchange.result = result;
+        const { body, removed } = answerView(exchange.operation?.responses as Parameters<typeof answerView>[0], result.status, result.body);
+        if (removed.length > 0) {
+          const violation = writeOnlyAnswered(exchange, result.status, removed);
+          if (violation) throw refuse('internal_error', 'breaksContract', violation.problems);
+          exchange.result = { ...result, body };
+        } else exchange.result = result;
         return next(exchange);
       });
     },

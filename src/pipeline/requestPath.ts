@@ -101,7 +101,9 @@ export function createApp(options: AppOptions): App {
     answer: answerStage(responder),
     ranges: rangesStage(operations),
     conditional: conditionalStage(operations),
-    handle: handleStage(handlerCaller(options.handlers, options.deps)),
+    handle: handleStage(handlerCaller(options.handlers, options.deps), (exchange, status, removed) =>
+      checker.writeOnlyAnswered(exchange.operation?.operationId, status, removed, `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`),
+    ),
   };
   const placed = options.featureStages ?? [];
   const listed = CORE_STAGES.flatMap((name) => [...placed.filter((feature) => feature.before === name).map((feature) => feature.stage), core[name]]);

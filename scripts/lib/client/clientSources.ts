@@ -32,6 +32,10 @@ async function contractTypes(document: OpenApiDocument, header: string): Promise
   const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], {
     silent: true,
     defaultNonNullable: false,
+    // readOnly and writeOnly properties wrapped ($Read, $Write), so that a request type has no
+    // read-only field and an answer no write-only one (Writable, Readable: src/domain/contract.ts,
+    // openapi-fetch in the client).
+    readWriteMarkers: true,
     transform: (schema) => (schema.format === 'binary' ? BLOB : undefined),
   });
   return header + astToString(ast);
