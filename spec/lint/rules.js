@@ -1072,9 +1072,60 @@ function FormatAnnotation() {
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Preprocessor: a webhook's body is what the server sends.
+
+/** Removes from `value` what `schema` (followed through `$ref`s) marks readOnly. */
+function dropReadOnly(ctx, schema, location, value, depth = 0) {
+  if (depth > 16 || typeof value !== 'object' || value === null) return;
+  const { node, location: at } = deref(ctx, schema, location);
+  if (!isObject(node)) return;
+  if (Array.isArray(value)) {
+    for (const item of value) dropReadOnly(ctx, node.items, at, item, depth + 1);
+    return;
+  }
+  if (isObject(node.properties)) {
+    for (const [name, property] of Object.entries(node.properties)) {
+      if (!(name in value)) continue;
+      // readOnly beside a $ref (OpenAPI 3.1 allows siblings), or on the schema it points to.
+      const resolved = deref(ctx, property, at).node;
+      if ((isObject(property) && property.readOnly === true) || (isObject(resolved) && resolved.readOnly === true)) delete value[name];
+      else dropReadOnly(ctx, property, at, value[name], depth + 1);
+    }
+  }
+  for (const key of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(node[key])) for (const branch of node[key]) dropReadOnly(ctx, branch, at, value, depth + 1);
+}
+
+/**
+ * Redocly's example rule (no-invalid-media-type-examples) judges every request body as a request,
+ * where a readOnly property must be absent. A webhook's body is sent by the server, where its
+ * read-only fields (a booking's id) belong: so, for lint alone, they are set aside from a webhook
+ * body's examples before the rule judges them (the spec and its bundle keep them).
+ */
+function WebhookBodiesAsSent() {
+  return {
+    WebhooksMap: {
+      MediaType: {
+        enter(mediaType, ctx) {
+          if (!isObject(mediaType) || mediaType.schema === undefined) return;
+          if (mediaType.example !== undefined) dropReadOnly(ctx, mediaType.schema, ctx.location, mediaType.example);
+          if (isObject(mediaType.examples)) {
+            for (const example of Object.values(mediaType.examples)) if (isObject(example) && !isRef(example)) dropReadOnly(ctx, mediaType.schema, ctx.location, example.value);
+          }
+        },
+      },
+    },
+  };
+}
+
 export default function animalStorePlugin() {
   return {
     id: 'animal-store',
+    preprocessors: {
+      oas3: {
+        'webhook-bodies-as-sent': WebhookBodiesAsSent,
+      },
+    },
     rules: {
       oas3: {
         'request-body-media-type': RequestBodyMediaType,

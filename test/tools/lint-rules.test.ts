@@ -427,6 +427,40 @@ describe('redocly.yaml rules', () => {
         '',
       ].join('\n'),
     },
+    {
+      // A webhook's body is what the server sends: its read-only id belongs in the example
+      // (spec/lint/rules.js, webhook-bodies-as-sent), where Redocly alone judges it a request.
+      name: 'r. a webhook whose example has the readOnly id of what it announces',
+      from: '\ntags:\n',
+      to: [
+        '',
+        'webhooks:',
+        '  petAdoptedExample:',
+        '    post:',
+        '      operationId: petAdoptedExample',
+        '      summary: An animal was adopted',
+        '      requestBody:',
+        '        content:',
+        '          application/json:',
+        '            schema:',
+        '              type: object',
+        '              required: [id, name]',
+        '              properties:',
+        '                id:',
+        '                  readOnly: true',
+        "                  $ref: '#/components/schemas/Id'",
+        '                name:',
+        "                  $ref: '#/components/schemas/PetName'",
+        '            example:',
+        '              id: 7',
+        '              name: Rex',
+        '      responses:',
+        "        '204':",
+        '          description: Received.',
+        'tags:',
+        '',
+      ].join('\n'),
+    },
   ];
 
   it.each(CLEAN.map((c) => [`${c.name} lints clean`, c] as const))('%s', async (_name, c) => {
