@@ -17,6 +17,7 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const JSON_MEDIA_TYPE = 'application/json';
+const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 /** qs turns the 21st repeated `name=value` into an object with numeric keys (its arrayLimit is 20). */
 const QS_ARRAY_LIMIT = 20;
 
@@ -474,8 +475,33 @@ const isBodyRef = (schema, name) => isObject(schema) && schema.$ref === schemaRe
  * one: the status's body component, or a `oneOf` of it and other error bodies of the catalog (a
  * 400 that is a validation_failed Error or an invalid_image MediaError).
  */
-function errorBodyProblem(response, body) {
+/** The members the server writes in Problem Details (src/http/shapes/problems.ts): RFC 9457's, then the Error's as extension members. */
+const PROBLEM_MEMBERS = ['type', 'title', 'status', 'detail', 'instance', 'code', 'details'];
+
+/** Why the server cannot fill a Problem Details schema, or undefined when it can. */
+function problemSchemaProblem(schema) {
+  if (!isObject(schema)) return 'no schema';
+  if (schema.type !== undefined && schema.type !== 'object') return 'a schema that is not an object';
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  const unfilled = required.filter((name) => !PROBLEM_MEMBERS.includes(name));
+  if (unfilled.length > 0) return `a Problem Details schema that requires ${unfilled.map(code).join(', ')}, which the server never writes (it writes ${PROBLEM_MEMBERS.map(code).join(', ')})`;
+  const declared = isObject(schema.properties) ? Object.keys(schema.properties) : [];
+  if (schema.additionalProperties === false && !declared.includes('code')) return 'a Problem Details schema with `additionalProperties: false` and no `code`: the server adds the catalog\'s `code` (and a 400\'s `details`) as extension members; declare them, or allow them';
+  return undefined;
+}
+
+/**
+ * What is wrong with an error response's body for the server, or undefined: our `body` as
+ * application/json, or RFC 9457 Problem Details (application/problem+json alone, a schema the
+ * server can fill; `resolve` follows its `$ref`).
+ */
+function errorBodyProblem(response, body, resolve) {
   if (!isObject(response) || !isObject(response.content) || Object.keys(response.content).length === 0) return `has no ${body} body`;
+  const problemDetails = response.content[PROBLEM_MEDIA_TYPE];
+  if (isObject(problemDetails) && !isObject(response.content[JSON_MEDIA_TYPE])) {
+    const why = resolve === undefined ? 'Problem Details' : problemSchemaProblem(resolve(problemDetails.schema));
+    return why === undefined ? undefined : `has ${why} as its ${PROBLEM_MEDIA_TYPE} body`;
+  }
   const json = response.content[JSON_MEDIA_TYPE];
   if (!isObject(json)) return `has no ${JSON_MEDIA_TYPE} ${body} body`;
   const schema = json.schema;
@@ -664,7 +690,7 @@ function ErrorResponseBody() {
             if (!isErrorStatus(status)) continue;
             const response = deref(ctx, raw, location.child(['responses', status]));
             const body = errorBodyFor(status, operation);
-            const problem = errorBodyProblem(response.node, body);
+            const problem = errorBodyProblem(response.node, body, (schema) => deref(ctx, schema, response.location).node);
             if (problem === undefined) continue;
             const suggestion = suggestShared(shared(status, operation));
             const why =

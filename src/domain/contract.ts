@@ -29,7 +29,7 @@ type Part<P, K extends string> = P extends { [Key in K]?: infer V } ? ([V] exten
 /**
  * A request body as the handler has it: where the spec has a binary string (a `Blob` in the
  * generated types, as a browser sends it), the bytes that arrived; and its write view, without
- * what the spec marks readOnly (the server drops what a client sends of it: src/http/views.ts).
+ * what the spec marks readOnly (the server drops what a client sends of it: src/http/shapes/views.ts).
  */
 export type Received<T> = T extends Blob
   ? Upload
@@ -88,9 +88,18 @@ export type DefaultStatus = 501 | 503;
 
 /**
  * What a handler may answer for a declared content, in its read view (no write-only property:
- * src/http/views.ts): JSON (or text the database serialised), or bytes of a declared binary media type.
+ * src/http/shapes/views.ts): JSON (or text the database serialised), or bytes of a declared binary media type.
  */
-type Answered<C> = { [M in keyof C]: M extends 'application/json' | `${string}+json` ? Readable<C[M]> | JsonText<Readable<C[M]>> : BinaryBody<Carried<M & string>> }[keyof C];
+type Answered<C> = {
+  [M in keyof C]: M extends 'application/problem+json'
+    ? Readable<C[M]> | ConvertedError
+    : M extends 'application/json' | `${string}+json`
+      ? Readable<C[M]> | JsonText<Readable<C[M]>>
+      : BinaryBody<Carried<M & string>>;
+}[keyof C];
+
+/** An Error of the catalog (errorResult's) where Problem Details are declared: the server writes it as one (src/http/shapes/problems.ts). */
+type ConvertedError = { code: string; message: string; status: number };
 type AnswerBody<R> = R extends { content: infer C } ? Answered<C> : undefined;
 
 type ResultFor<R, S> = {

@@ -6,7 +6,7 @@
 import { hash } from 'node:crypto';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { validationViews } from './views.js';
+import { validationViews } from './shapes/views.js';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
 import type { ErrorBody } from '../shared/schemas.js';
 import type { OpenApiDocument } from '../shared/spec.js';

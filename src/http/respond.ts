@@ -16,12 +16,15 @@ import type { AnyHandlerResult, Exchange } from './exchange.js';
 import { refuse, Refusal } from '../errors/refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
 import { SANDBOXED_CSP, SECURITY_HEADERS } from './securityHeaders.js';
+import { asProblem, declaresProblem, isErrorLike, PROBLEM_JSON } from './shapes/problems.js';
+import { redactApiKeys } from '../domain/apiKey.js';
 
 /** The security headers but Cache-Control, flat (name, value, …): an answer's Cache-Control is its own. */
 const SECURITY_HEADER_LIST: readonly string[] = Object.entries(SECURITY_HEADERS)
   .filter(([name]) => name !== 'Cache-Control')
   .flat();
 const NO_STORE = SECURITY_HEADERS['Cache-Control'] as string;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The headers every answer of the exchange starts with, as a flat list (name, value, …) for one
@@ -75,7 +78,7 @@ export function setExchangeHeaders(exchange: Exchange): void {
  * list (name, value, …) that it extends, in one `writeHead`: nothing per request but the
  * serialisation itself. Headers set on the response before stay (node:http merges the list into them).
  */
-export function writeJson(res: ServerResponse, status: number, body: unknown, headers: string[] = []): void {
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers: string[] = [], mediaType = JSON_TYPE): void {
   // A response the spec declares without content (204, say): no body, no media type.
   if (body === undefined) {
     res.writeHead(status, headers).end();
@@ -87,7 +90,7 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
     return;
   }
   const text = body instanceof JsonText ? body.text : JSON.stringify(body);
-  headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text)));
+  headers.push('Content-Type', mediaType, 'Content-Length', String(Buffer.byteLength(text)));
   res.writeHead(status, headers).end(text);
 }
 
@@ -133,14 +136,14 @@ export function refusalBytes(refusal: Refusal, headers: Readonly<Record<string, 
  * Cache-Control, the sandbox of bytes) replaces its value, as a later setHeader would: a flat list
  * is written as it is, and would otherwise send the header twice.
  */
-export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, mediaType = JSON_TYPE): void {
   const list = exchangeHeaders(exchange);
   for (const name in headers) {
     const at = valueAt(list, name);
     if (at === undefined) list.push(name, headers[name] as string);
     else list[at] = headers[name] as string;
   }
-  writeJson(exchange.res, status, body, list);
+  writeJson(exchange.res, status, body, list, mediaType);
 }
 
 /**
@@ -177,7 +180,11 @@ export interface Responder {
 }
 
 export function createResponder(checker: ResponseChecker, logger: Logger): Responder {
-  const send: Responder['send'] = (exchange, status, body, headers = {}) => {
+  const send: Responder['send'] = (exchange, status, sent, headers = {}) => {
+    // An error answered where the operation declares Problem Details is written as one (./shapes/problems.ts).
+    const problem = status >= 400 && isErrorLike(sent) && declaresProblem(exchange.operation?.responses as Parameters<typeof declaresProblem>[0], status);
+    const body = problem ? asProblem(sent, redactApiKeys((exchange.req.url ?? '/').split('?', 1)[0] ?? '/')) : sent;
+    const mediaType = problem ? PROBLEM_JSON : JSON_TYPE;
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
       const violation = checker.check(exchange.operation?.operationId, status, body, checkedHeaders(exchange, headers), request);
@@ -187,7 +194,7 @@ export function createResponder(checker: ResponseChecker, logger: Logger): Respo
         return;
       }
     }
-    answerJson(exchange, status, body, headers);
+    answerJson(exchange, status, body, headers, mediaType);
   };
   const answer: Responder['answer'] = (exchange, { status, body, headers = {} }) =>
     send(exchange, status, body, body instanceof BinaryBody ? { ...headers, 'Content-Security-Policy': SANDBOXED_CSP } : headers);

@@ -5,6 +5,7 @@ import { BinaryBody, JsonText } from '../shared/schemas.js';
 import type { OpenApiDocument } from '../shared/spec.js';
 import { inRange, kindOf } from './bodies/mediaType.js';
 import { newAjv } from './openapiBackend.js';
+import { PROBLEM_JSON } from './shapes/problems.js';
 
 /** Ajv's errors as a reader wants them: `<where> <what>` each, not the error objects' JSON. */
 function ajvText(errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }> | null | undefined): string {
@@ -32,8 +33,9 @@ function errorBodySchemas(backend: OpenAPIBackend): object[] {
   for (const operation of backend.getOperations()) {
     const responses = (operation.responses ?? {}) as Record<string, { content?: Record<string, { schema?: object }> } | undefined>;
     for (const [status, response] of Object.entries(responses)) {
-      const schema = response?.content?.['application/json']?.schema;
-      if ((status === 'default' || /^[45]/.test(status)) && schema) schemas.set(JSON.stringify(schema), schema);
+      if (status !== 'default' && !/^[45]/.test(status)) continue;
+      // Ours (Error and its kin) and RFC 9457 Problem Details (./shapes/problems.ts).
+      for (const schema of [response?.content?.['application/json']?.schema, response?.content?.[PROBLEM_JSON]?.schema]) if (schema) schemas.set(JSON.stringify(schema), schema);
     }
   }
   return [...schemas.values()];
@@ -81,7 +83,7 @@ export class ResponseChecker {
   }
 
   /**
-   * A handler answered properties the spec marks writeOnly (src/http/views.ts): the client's to
+   * A handler answered properties the spec marks writeOnly (src/http/shapes/views.ts): the client's to
    * send, never to be answered. The server drops them; in test and dev it is a broken contract.
    */
   writeOnlyAnswered(operationId: string | undefined, status: number, removed: readonly string[], request: string): ContractViolation | undefined {

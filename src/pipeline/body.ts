@@ -10,7 +10,7 @@ import { declaredBodies } from '../http/bodies/declared.js';
 import { readBody } from '../http/bodies/read.js';
 import { BODY_REQUIRED } from '../http/openapiBackend.js';
 import type { Stage } from '../http/stage.js';
-import { marks, stripMarked } from '../http/views.js';
+import { marks, stripMarked } from '../http/shapes/views.js';
 
 export const bodyStage: Stage = {
   name: 'body',
@@ -27,7 +27,7 @@ export const bodyStage: Stage = {
     return readBody(exchange, bodies).then(({ declared, mediaType, value }) => {
       exchange.declaredBody = declared;
       exchange.mediaType = mediaType;
-      // A read-only property is the server's to say: what a client sends back is dropped (src/http/views.ts).
+      // A read-only property is the server's to say: what a client sends back is dropped (src/http/shapes/views.ts).
       if (marks(declared.schema, 'readOnly')) stripMarked(declared.schema, 'readOnly', value);
       request.requestBody = value;
       return next(exchange);

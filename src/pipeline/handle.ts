@@ -8,7 +8,7 @@ import type { HandlerDeps, Handlers } from '../domain/contract.js';
 import { refuse } from '../errors/refusal.js';
 import type { AnyHandlerResult, Exchange } from '../http/exchange.js';
 import type { Stage } from '../http/stage.js';
-import { answerView } from '../http/views.js';
+import { answerView } from '../http/shapes/views.js';
 
 /** What a handler receives; src/domain/contract.ts types it per operation. */
 interface HandlerRequestParts {
@@ -69,7 +69,7 @@ export type WriteOnlyReport = (exchange: Exchange, status: number, removed: read
 /**
  * Runs the handler: the last stage, inside those that wrap it (the answer, ranges, conditional
  * reads, exactly-once's unit of work, which so stores the answer as it is sent). What the spec
- * marks writeOnly never leaves: dropped from the result here (src/http/views.ts).
+ * marks writeOnly never leaves: dropped from the result here (src/http/shapes/views.ts).
  */
 export function handleStage(call: HandlerCall, writeOnlyAnswered: WriteOnlyReport): Stage {
   return {

@@ -1,5 +1,5 @@
 /**
- * Read and write views of one schema (src/http/views.ts): a made-up booking whose `id` and
+ * Read and write views of one schema (src/http/shapes/views.ts): a made-up booking whose `id` and
  * `status` are readOnly and whose card `number` and `cvc` are writeOnly, all required, in one
  * schema used by the request and the answer, as the public APIs we pasted write it. Through the
  * whole list of stages, in process, response checking on (as in tests and dev).
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import type { $Read, $Write, Readable } from '../../generated/openapi.js';
 import { handlers } from '../../generated/handlers.js';
 import type { Handlers, Received } from '../../src/domain/contract.js';
-import { answerView, stripMarked, validationViews } from '../../src/http/views.js';
+import { answerView, stripMarked, validationViews } from '../../src/http/shapes/views.js';
 import { loadBundledSpec, type OpenApiDocument } from '../../src/shared/spec.js';
 import { injectable, type Injectable } from '../support/inject.js';
 

@@ -13,8 +13,8 @@
  * openapi-backend validates against the views (validationViews); the values are stripped by the
  * body stage and the handle stage (stripMarked). A spec without either marker pays nothing.
  */
-import { BinaryBody, JsonText } from '../shared/schemas.js';
-import type { OpenApiDocument } from '../shared/spec.js';
+import { BinaryBody, JsonText } from '../../shared/schemas.js';
+import type { OpenApiDocument } from '../../shared/spec.js';
 
 export type Marker = 'readOnly' | 'writeOnly';
 type Node = Record<string, unknown>;
