@@ -189,6 +189,7 @@ export interface components {
          *     - `validation_failed` (400): a parameter or the body breaks the contract (see `details`), or the request is not well-formed HTTP/1.1.
          *     - `invalid_json` (400): the body is not well-formed JSON.
          *     - `unauthorized` (401): the API key is missing, malformed, unknown or revoked.
+         *     - `insufficient_scope` (403): the credential is valid but lacks a scope the operation requires (an operation whose `security` lists scopes).
          *     - `not_found` (404): no such animal, no photo of it, or no such path.
          *     - `method_not_allowed` (405): the path exists but not with this method.
          *     - `payload_too_large` (413, 431): the body (413: over 64 KiB, or a photo over 5 MiB) or the request line and headers (431, over 16 KiB) are larger than the service accepts.
@@ -199,7 +200,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "unauthorized" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "not_implemented" | "service_unavailable";
+        ErrorCode: "validation_failed" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "not_implemented" | "service_unavailable";
         /**
          * @description Machine-readable code of a `LimitError`, one per condition:
          *

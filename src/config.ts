@@ -9,6 +9,7 @@ import { configureFeatures, type ConfiguredFeature } from './features/index.js';
 import { ConfigError, readHost, readInteger, readOneOf, readUrl, type Env } from './shared/env.js';
 import { LOG_LEVELS, type LogLevel } from './shared/logger.js';
 import { projectRoot } from './shared/paths.js';
+import type { OAuthSettings } from './pipeline/authenticate.js';
 
 export interface Config {
   port: number;
@@ -51,6 +52,12 @@ export interface Config {
    * is watching), else none (src/transport/drain.ts says why).
    */
   shutdownDrainMs?: number | undefined;
+  /**
+   * OAUTH_ISSUER, OAUTH_AUDIENCE: for a spec with `oauth2` or `openIdConnect` schemes, the issuer
+   * of the access tokens (an `oauth2` scheme's; an `openIdConnect` one names its own by its
+   * `openIdConnectUrl`) and the audience they must be for. Without them such a spec does not start.
+   */
+  oauth?: OAuthSettings | undefined;
   /**
    * The features their settings turn on (src/features/: each reads its own variables), in the
    * order they start. A bad value of any is a ConfigError at load, before anything opens.
@@ -109,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs,
     maxConnections: readInteger(env, 'MAX_CONNECTIONS', defaultMaxConnections(), 1, 1_000_000),
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS === undefined || env.SHUTDOWN_DRAIN_MS === '' ? undefined : readInteger(env, 'SHUTDOWN_DRAIN_MS', 0, 0, MAX_SHUTDOWN_DRAIN_MS),
+    oauth: { issuer: readUrl(env, 'OAUTH_ISSUER', ['https:', 'http:'], 'https://issuer.example', true), audience: env.OAUTH_AUDIENCE || undefined },
     features: configureFeatures(env),
   };
 }

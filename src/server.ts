@@ -120,6 +120,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       handlers,
       deps: { ...openStores({ db: database.db, dialect: database.dialect, onBatch: observers.batch }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) },
       keys: options.keyChecker ?? keyCache,
+      oauth: config.oauth,
       ping: database.ping,
       logger,
       validateResponses: config.validateResponses,

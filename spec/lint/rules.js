@@ -438,7 +438,7 @@ function SecuritySchemeSupported() {
           ctx.report({
             message:
               `Security scheme ${code(name)}: ${reason}. The server refuses to start with it; it checks keys of its key store carried by ` +
-              `http bearer or basic, or apiKey in a header or a cookie.` +
+              `http bearer or basic, or apiKey in a header or a cookie, and access tokens (JWT) of oauth2 and openIdConnect.` +
               (usedBy ? ` Used by ${usedBy.join(', ')}.` : ''),
             location: keyLocation.key(),
           });
@@ -599,6 +599,12 @@ const whenSecured = (root, operation) => {
   const schemes = securitySchemes(root, operation);
   return schemes.length === 0 ? undefined : ` requires an API key (security: ${schemes.join(', ')}) but`;
 };
+/** An operation whose security lists scopes (OAuth2's, or a scheme's roles): a valid credential without them is its 403. */
+const whenScoped = (root, operation) => {
+  const security = operation.security ?? root.security ?? [];
+  const scopes = Array.isArray(security) ? [...new Set(security.filter(isObject).flatMap((requirement) => Object.values(requirement).flat().filter((scope) => typeof scope === 'string')))] : [];
+  return scopes.length === 0 ? undefined : ` requires scopes (${scopes.join(', ')}) but`;
+};
 const whenDeprecated = (_root, operation) => (operation.deprecated === true ? ' is deprecated but' : undefined);
 
 /** A local `$ref` (`#/components/parameters/X`) followed in the document itself, for rules that see an operation without a location. */
@@ -621,6 +627,11 @@ const whenKeyed = (root, operation) =>
     ? ' takes an Idempotency-Key but'
     : undefined;
 
+const Operation403Response = operationDeclares(
+  '403',
+  whenScoped,
+  'A valid credential without a scope the operation lists is answered 403 (insufficient_scope, with a WWW-Authenticate naming the scopes, RFC 6750 §3.1).',
+);
 const Operation401Response = operationDeclares('401', whenSecured, 'Every secured operation answers 401 with an Error body when the API key is missing or invalid.');
 const Operation429Response = operationDeclares(
   '429',
@@ -1159,6 +1170,7 @@ export default function animalStorePlugin() {
         'parameter-parseable': ParameterParseable,
         'security-scheme-supported': SecuritySchemeSupported,
         'operation-401-response': Operation401Response,
+        'operation-403-response': Operation403Response,
         'operation-429-response': Operation429Response,
         'operation-400-response': Operation400Response,
         'operation-500-response': Operation500Response,

@@ -4,3 +4,4 @@ export type Challenge = 'Bearer' | 'Basic';
 export declare const REALM: string;
 export declare function schemeChallenge(scheme: unknown): Challenge | undefined;
 export declare function challengeFor(challenges: ReadonlyArray<Challenge | undefined>, invalid: boolean): string;
+export declare function carriesToken(scheme: unknown): boolean;

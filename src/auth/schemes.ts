@@ -7,21 +7,24 @@
  * - `http` `basic`: `Authorization: Basic <base64 of "key:">`, the key as the user name and an
  *   empty password (`curl -u <key>:`), as Stripe's API takes its keys (RFC 7617).
  * - `apiKey` in a header or a cookie, by its `name`.
+ * - `oauth2`, `openIdConnect`: an access token in `Authorization: Bearer`, checked by ./tokens.ts.
  */
-import { schemeChallenge, unsupportedSchemeReason, type Challenge } from '../../spec/lint/securitySchemes.js';
+import { carriesToken, schemeChallenge, unsupportedSchemeReason, type Challenge } from '../../spec/lint/securitySchemes.js';
 
-export { challengeFor } from '../../spec/lint/securitySchemes.js';
+export { challengeFor, REALM } from '../../spec/lint/securitySchemes.js';
 
 /** What a request carries for one scheme: the key, `''` for a credential that cannot be a key (malformed), or undefined for none. */
 export type CredentialReader = (headers: Readonly<Record<string, string | string[] | undefined>>, cookies: Readonly<Record<string, string | undefined>>) => string | undefined;
 
 export interface SchemeReader {
   read: CredentialReader;
+  /** An issuer's access token (oauth2, openIdConnect: src/auth/tokens.ts), else a key of the key store. */
+  token: boolean;
   /** The scheme's WWW-Authenticate challenge, for the HTTP authentication schemes; an `apiKey` has none. */
   challenge: Challenge | undefined;
 }
 
-export type SecurityScheme = { type?: string; scheme?: string; in?: string; name?: string };
+export type SecurityScheme = { type?: string; scheme?: string; in?: string; name?: string; openIdConnectUrl?: string };
 
 const BEARER = /^bearer +([^ ]+) *$/i;
 const BASIC = /^basic +([A-Za-z0-9+/]+={0,2}) *$/i;
@@ -48,10 +51,11 @@ export function schemeReader(name: string, scheme: SecurityScheme): SchemeReader
   const reason = unsupportedSchemeReason(scheme);
   if (reason !== undefined) throw new Error(`security scheme ${name}: ${reason} (npm run lint says so too)`);
   const challenge = schemeChallenge(scheme);
-  if (challenge === 'Bearer') return { read: (headers) => bearerToken(headers.authorization), challenge };
-  if (challenge === 'Basic') return { read: (headers) => basicKey(headers.authorization), challenge };
+  const token = carriesToken(scheme);
+  if (challenge === 'Bearer') return { read: (headers) => bearerToken(headers.authorization), challenge, token };
+  if (challenge === 'Basic') return { read: (headers) => basicKey(headers.authorization), challenge, token };
   const key = scheme.name ?? '';
-  if (scheme.in === 'cookie') return { read: (_headers, cookies) => cookies[key], challenge: undefined };
+  if (scheme.in === 'cookie') return { read: (_headers, cookies) => cookies[key], challenge: undefined, token };
   const header = key.toLowerCase();
   return {
     read: (headers) => {
@@ -59,5 +63,6 @@ export function schemeReader(name: string, scheme: SecurityScheme): SchemeReader
       return typeof value === 'string' ? value : undefined;
     },
     challenge: undefined,
+    token,
   };
 }

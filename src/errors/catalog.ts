@@ -91,6 +91,14 @@ export const CATALOG = {
       noValidKey: (challenge: string) => ({ message: 'A valid API key is required.', headers: { 'WWW-Authenticate': challenge } }),
     },
   },
+  insufficient_scope: {
+    statuses: [403],
+    body: 'Error',
+    says: {
+      // RFC 6750 §3.1: the challenge names the scopes the request needed.
+      missingScopes: (challenge: string) => ({ message: 'The credential is valid but lacks a scope this operation requires.', headers: { 'WWW-Authenticate': challenge } }),
+    },
+  },
   not_found: {
     statuses: [404],
     body: 'Error',

@@ -43,7 +43,7 @@ import { basePathOf, type OpenApiDocument } from '../shared/spec.js';
 import { answerStage } from './answer/answer.js';
 import { conditionalStage } from './answer/conditional.js';
 import { rangesStage } from './answer/ranges.js';
-import { authenticateStage, type KeyChecker } from './authenticate.js';
+import { authenticateStage, type KeyChecker, type OAuthSettings } from './authenticate.js';
 import { beforeRouting } from './beforeRouting.js';
 import { bodyStage } from './body.js';
 import { exitStage } from './exit.js';
@@ -58,6 +58,8 @@ export interface AppOptions {
   handlers: Handlers;
   deps: HandlerDeps;
   keys: KeyChecker;
+  /** The issuer and audience of access tokens, for a spec with oauth2 or openIdConnect schemes. */
+  oauth?: OAuthSettings | undefined;
   /** Resolves when the database answers. */
   ping: () => Promise<void>;
   logger: Logger;
@@ -95,7 +97,7 @@ export function createApp(options: AppOptions): App {
     web: webStage({ serves, responder, specJson: JSON.stringify(document), docsFile: options.docsFile, logger }),
     'before routing': beforeRouting,
     match: matchStage(backend),
-    authenticate: authenticateStage(document, options.keys),
+    authenticate: authenticateStage(document, options.keys, options.oauth),
     body: bodyStage,
     validate: validateStage(backend),
     answer: answerStage(responder),

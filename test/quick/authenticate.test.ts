@@ -109,12 +109,13 @@ describe('the key check, from each operation\'s security', () => {
     expect(verdict('/h', { cookie: 'store_key=nope' })).toEqual({ refused: 401, challenge: 'Bearer realm="animal-store", error="invalid_token"' });
     expect(verdict('/h', { authorization: 'Bearer good' })).toEqual({ refused: 401, challenge: 'Bearer realm="animal-store"' });
   });
-  it('a scheme the server cannot check stops the start, naming it and why: a key in the query string, another http scheme, oauth2 (for now)', () => {
+  it('a scheme the server cannot check stops the start, naming it and why: a key in the query string, another http scheme, mutual TLS, openIdConnect without its URL', () => {
     const withScheme = (scheme: Record<string, unknown>) => ({ ...document, components: { securitySchemes: { odd: scheme } } }) as unknown as OpenApiDocument;
     expect(() => authenticateStage(withScheme({ type: 'apiKey', in: 'query', name: 'key' }), keys)).toThrow(/security scheme odd: an API key in the query string is written into access logs/);
     expect(() => authenticateStage(withScheme({ type: 'http', scheme: 'digest' }), keys)).toThrow(/security scheme odd: http digest: only bearer and basic/);
     expect(() => authenticateStage(withScheme({ type: 'apiKey', in: 'cookie' }), keys)).toThrow(/without a name/);
-    expect(() => authenticateStage(withScheme({ type: 'oauth2', flows: {} }), keys)).toThrow(/security scheme odd: oauth2 is not supported/);
+    expect(() => authenticateStage(withScheme({ type: 'mutualTLS' }), keys)).toThrow(/security scheme odd: mutualTLS is not supported/);
+    expect(() => authenticateStage(withScheme({ type: 'openIdConnect' }), keys)).toThrow(/security scheme odd: openIdConnect without an openIdConnectUrl/);
   });
   it('a key that cannot be checked is a 503 to retry, never a pass', () => {
     expect(verdict('/a', { authorization: 'Bearer flaky' })).toMatchObject({ refused: 503 });
