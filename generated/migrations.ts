@@ -7,6 +7,7 @@ import * as m0004_idempotency_keys from '../src/features/exactlyOnce/migrations/
 import * as m0005_deprecated_calls from '../src/features/deprecation/migrations/0005_deprecated_calls.js';
 import * as m0006_idempotency_records from '../src/features/exactlyOnce/migrations/0006_idempotency_records.js';
 import * as m0007_pet_photos from '../src/store/migrations/0007_pet_photos.js';
+import * as m0008_api_key_scopes from '../src/store/migrations/0008_api_key_scopes.js';
 
 /** Every migration by its file name, in name order across the folders: the order they run in. */
 export const migrations: Record<string, { up: MigrationUp }> = {
@@ -17,4 +18,5 @@ export const migrations: Record<string, { up: MigrationUp }> = {
   "0005_deprecated_calls": m0005_deprecated_calls,
   "0006_idempotency_records": m0006_idempotency_records,
   "0007_pet_photos": m0007_pet_photos,
+  "0008_api_key_scopes": m0008_api_key_scopes,
 };

@@ -9,15 +9,18 @@ import { ConfigError } from '../src/shared/env.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/server.js';
 import { loadBundledSpec, operationsOf } from '../src/shared/spec.js';
-import { createApiKeyStore } from '../src/store/apiKeys.js';
+import { createApiKeyStore, SCOPE } from '../src/store/apiKeys.js';
 import { describeLocation, explainDatabaseError } from '../src/store/databaseErrors.js';
 import { deprecatedUsage } from '../src/features/deprecation/calls.js';
 import { fail, usageError } from './lib/commandLine.js';
 
 const HELP = `Usage: npm run keys -- <command>
 
-  create <name>   create a key; prints it once (the last line is the key alone)
-  list            list keys: id, name, created, revoked (never the keys)
+  create <name> [--scopes <a,b>]
+                  create a key; prints it once (the last line is the key alone). With
+                  --scopes it holds those scopes only (comma- or space-separated, as an
+                  operation's security lists them: pets:read); without, every scope
+  list            list keys: id, name, created, revoked, scopes (never the keys)
   revoke <id>     revoke a key; running servers stop accepting it within seconds
   usage           who still calls deprecated operations: per key (id, name) and operation,
                   the calls and the first and last call (servers write them every 5 s and
@@ -66,11 +69,17 @@ let exitCode = 0;
 try {
   switch (command) {
     case 'create': {
-      const name = rest.join(' ').trim();
+      const flag = rest.indexOf('--scopes');
+      const listed = flag === -1 ? undefined : rest[flag + 1];
+      if (flag !== -1 && (listed === undefined || listed.startsWith('--'))) usage('--scopes needs the scopes, e.g. --scopes pets:read,pets:write');
+      const scopes = listed?.split(/[\s,]+/).filter((scope) => scope.length > 0);
+      const invalid = (scopes ?? []).filter((scope) => !SCOPE.test(scope));
+      if (scopes?.length === 0 || invalid.length > 0) usage(`--scopes takes scopes as OAuth 2.0 writes them (printable characters but space, " and \\): ${invalid.join(', ') || '(none given)'}`);
+      const name = (flag === -1 ? rest : [...rest.slice(0, flag), ...rest.slice(flag + 2)]).join(' ').trim();
       if (!name || name.length > 100) usage('create needs a name of 1 to 100 characters');
-      const { info, key } = await keys.create(name);
+      const { info, key } = await keys.create(name, scopes);
       // Running servers reload the active keys every KEY_REFRESH_MS: until then they refuse it.
-      console.error(`Created key ${info.id} "${info.name}" on ${database.location}. Running servers accept it within ${config.keyRefreshMs / 1000} s (a new start at once). Store it now; it is not shown again:`);
+      console.error(`Created key ${info.id} "${info.name}"${info.scopes ? ` (scopes: ${info.scopes.join(" ")})` : ""} on ${database.location}. Running servers accept it within ${config.keyRefreshMs / 1000} s (a new start at once). Store it now; it is not shown again:`);
       console.log(key);
       break;
     }
@@ -78,7 +87,7 @@ try {
       if (rest.length > 0) usage('list takes no arguments');
       const all = await keys.list();
       if (all.length === 0) console.log('No keys. Create one with `npm run keys -- create <name>`.');
-      else printTable(['id', 'name', 'created', 'revoked'], all.map((k) => [String(k.id), k.name, k.createdAt, k.revokedAt ?? '-']));
+      else printTable(['id', 'name', 'created', 'revoked', 'scopes'], all.map((k) => [String(k.id), k.name, k.createdAt, k.revokedAt ?? '-', k.scopes?.join(' ') ?? '(every scope)']));
       break;
     }
     case 'revoke': {

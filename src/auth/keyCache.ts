@@ -2,14 +2,15 @@ import { hashApiKey, isWellFormedApiKey } from '../domain/apiKey.js';
 
 /**
  * A key check's answer: the caller, for a valid key (an opaque id of the key, the SHA-256 the key
- * store keeps, never the key: what idempotency records and rate limits are kept per), or why not.
+ * store keeps, never the key: what idempotency records and rate limits are kept per) and the
+ * scopes it holds (undefined: every scope, a key made without any), or why not.
  */
-export type KeyVerdict = { caller: string } | 'invalid' | 'unavailable';
+export type KeyVerdict = { caller: string; scopes?: ReadonlySet<string> | undefined } | 'invalid' | 'unavailable';
 
 /** Where the active keys come from: the API key store (../store/apiKeys.ts), which the server hands in. */
 export interface ActiveKeySource {
-  /** Hashes of every key that is not revoked. */
-  activeHashes(): Promise<string[]>;
+  /** Every key that is not revoked: its hash and its scopes (undefined: every scope). */
+  activeKeys(): Promise<ReadonlyArray<{ hash: string; scopes: readonly string[] | undefined }>>;
 }
 
 export interface KeyCacheOptions {
@@ -27,7 +28,8 @@ export interface KeyCacheOptions {
  * failing past `maxStaleMs`, every check answers 'unavailable' rather than trusting an old set.
  */
 export class KeyCache {
-  private active = new Set<string>();
+  /** The active keys' verdicts by hash: made once per reload, so a check allocates nothing. */
+  private active = new Map<string, { caller: string; scopes?: ReadonlySet<string> }>();
   private loadedAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
@@ -68,9 +70,9 @@ export class KeyCache {
       return this.next;
     }
     this.refreshing = this.store
-      .activeHashes()
-      .then((hashes) => {
-        this.active = new Set(hashes);
+      .activeKeys()
+      .then((keys) => {
+        this.active = new Map(keys.map(({ hash, scopes }) => [hash, scopes === undefined ? { caller: hash } : { caller: hash, scopes: new Set(scopes) }]));
         this.loadedAt = Date.now();
       })
       .finally(() => {
@@ -92,7 +94,6 @@ export class KeyCache {
   check(token: string | undefined): KeyVerdict {
     if (token === undefined || !isWellFormedApiKey(token)) return 'invalid';
     if (Date.now() - this.loadedAt > this.options.maxStaleMs) return 'unavailable';
-    const hash = hashApiKey(token);
-    return this.active.has(hash) ? { caller: hash } : 'invalid';
+    return this.active.get(hashApiKey(token)) ?? 'invalid';
   }
 }

@@ -4,7 +4,8 @@
  * schemes must all hold a valid credential with the scopes it lists. A scheme carries a key of our
  * key store or an issuer's access token (src/auth/schemes.ts: bearer, basic, a header, a cookie;
  * oauth2 and openIdConnect, src/auth/tokens.ts); a spec with another stops the start, and
- * `npm run lint` refuses it first. A key holds every scope. A request no alternative admits is
+ * `npm run lint` refuses it first. A key holds the scopes it was made with (every scope, made
+ * without: `npm run keys`). A request no alternative admits is
  * refused here: a 403 naming the scopes when its credentials are valid but lack some, a 503 when a
  * credential could not be checked, else a 401 with a challenge per HTTP scheme it accepts.
  * Checking a key awaits nothing; only an access token's signature is checked asynchronously.
@@ -55,8 +56,9 @@ function decide(requirements: readonly Requirement[], verdicts: ReadonlyMap<stri
       const verdict = verdicts.get(name) ?? 'missing';
       if (typeof verdict === 'object') {
         caller ??= verdict.caller;
-        // A key holds every scope; a token those it names.
-        if ('scopes' in verdict) for (const scope of requirement[name] ?? []) if (!verdict.scopes.has(scope)) missing.push(scope);
+        // A token holds the scopes it names, a key those it was made with (all, made without).
+        const held = verdict.scopes;
+        if (held !== undefined) for (const scope of requirement[name] ?? []) if (!held.has(scope)) missing.push(scope);
         continue;
       }
       valid = false;

@@ -17,6 +17,8 @@ export interface Database {
     key_hash: string;
     created_at: string;
     revoked_at: string | null;
+    /** The scopes the key holds, space-separated; null: every scope (0008_api_key_scopes). */
+    scopes: string | null;
   };
   server_secrets: {
     name: string;

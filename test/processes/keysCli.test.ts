@@ -24,14 +24,20 @@ describe('npm run keys (CLI, on a SQLite file)', () => {
       // When it starts working: running servers reload the keys every KEY_REFRESH_MS (2 s by default).
       expect(created.stderr).toContain('Running servers accept it within 2 s');
       const listed = await keysCli(dir, 'list');
-      expect(listed.stdout).toMatch(/^1\s+frontend team\s+\d{4}-\d\d-\d\dT\S+\s+-$/m);
+      expect(listed.stdout).toMatch(/^1\s+frontend team\s+\d{4}-\d\d-\d\dT\S+\s+-\s+\(every scope\)$/m);
       expect(listed.stdout).not.toContain(key);
       expect(listed.stdout).not.toContain(key.slice(4, 20));
       const revoked = await keysCli(dir, 'revoke', '1');
       expect(revoked.stdout).toContain('Revoked key 1');
-      expect((await keysCli(dir, 'list')).stdout).toMatch(/^1\s+frontend team\s+\S+\s+\d{4}-\d\d-\d\dT\S+$/m);
+      expect((await keysCli(dir, 'list')).stdout).toMatch(/^1\s+frontend team\s+\S+\s+\d{4}-\d\d-\d\dT\S+\s+\(every scope\)$/m);
       await expect(keysCli(dir, 'revoke', '42')).rejects.toMatchObject({ code: 1 });
       await expect(keysCli(dir, 'create')).rejects.toMatchObject({ code: 2 });
+      // A key that holds some scopes only (an operation's security lists them): shown in the list.
+      const scoped = await keysCli(dir, 'create', 'web', '--scopes', 'pets:read,pets:write');
+      expect(scoped.stderr).toContain('(scopes: pets:read pets:write)');
+      expect((await keysCli(dir, 'list')).stdout).toMatch(/^2\s+web\s+\S+\s+-\s+pets:read pets:write$/m);
+      await expect(keysCli(dir, 'create', 'odd', '--scopes', 'a"b')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--scopes takes scopes') });
+      await expect(keysCli(dir, 'create', 'none', '--scopes')).rejects.toMatchObject({ code: 2 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -38,12 +38,16 @@ const document = {
     '/f': { get: { operationId: 'basicOnly', security: [{ basic: [] }], responses: ok } },
     '/g': { get: { operationId: 'bearerOrBasic', security: [{ bearer: [] }, { basic: [] }], responses: ok } },
     '/h': { get: { operationId: 'cookieOnly', security: [{ session: [] }], responses: ok } },
+    '/i': { get: { operationId: 'scoped', security: [{ bearer: ['pets:write'] }], responses: ok } },
   },
 } as unknown as OpenApiDocument;
 
 const backend = createOpenApiBackend(document, '/');
 backend.init();
-const keys = { check: (token: string | undefined): KeyVerdict => (token === 'good' || token === 'partner' ? { caller: token } : token === 'flaky' ? 'unavailable' : 'invalid') };
+const keys = {
+  check: (token: string | undefined): KeyVerdict =>
+    token === 'good' || token === 'partner' ? { caller: token } : token === 'reader' ? { caller: token, scopes: new Set(['pets:read']) } : token === 'flaky' ? 'unavailable' : 'invalid',
+};
 const stage = authenticateStage(document, keys);
 
 /** The verdict for a GET of `path` with `headers`: the caller the rest of the path is given, or the refusal the stage throws. */
@@ -116,6 +120,11 @@ describe('the key check, from each operation\'s security', () => {
     expect(() => authenticateStage(withScheme({ type: 'apiKey', in: 'cookie' }), keys)).toThrow(/without a name/);
     expect(() => authenticateStage(withScheme({ type: 'mutualTLS' }), keys)).toThrow(/security scheme odd: mutualTLS is not supported/);
     expect(() => authenticateStage(withScheme({ type: 'openIdConnect' }), keys)).toThrow(/security scheme odd: openIdConnect without an openIdConnectUrl/);
+  });
+  it('a key made with scopes holds those only: without the one an operation lists, a 403 naming it; a key made without holds every scope', () => {
+    expect(verdict('/i', { authorization: 'Bearer good' })).toEqual({ caller: 'good' });
+    expect(verdict('/i', { authorization: 'Bearer reader' })).toEqual({ refused: 403, challenge: 'Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"' });
+    expect(verdict('/a', { authorization: 'Bearer reader' })).toEqual({ caller: 'reader' });
   });
   it('a key that cannot be checked is a 503 to retry, never a pass', () => {
     expect(verdict('/a', { authorization: 'Bearer flaky' })).toMatchObject({ refused: 503 });
