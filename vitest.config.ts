@@ -33,6 +33,11 @@ const FEATURE_STORAGE_TESTS = 'src/features/*/*.storage.test.ts';
 
 export default defineConfig({
   test: {
+    // The token issuer of every server a test starts, in process or as a process: a spec pasted
+    // with oauth2 or openIdConnect schemes starts in every suite, as `npm test` must pass untouched.
+    // Its address never answers (`.invalid`), so a token there is unchecked (503); the tests send
+    // keys, and test/quick/oauth.test.ts starts a real issuer of its own.
+    env: { OAUTH_ISSUER: 'https://issuer.invalid', OAUTH_AUDIENCE: 'https://animal-store.example/v1' },
     testTimeout: 60_000,
     // PGlite runs initdb in WebAssembly at every start: seconds when idle, a minute on a loaded machine.
     hookTimeout: 300_000,

@@ -173,6 +173,10 @@ try {
     HEADERS_TIMEOUT_MS: process.env.HEADERS_TIMEOUT_MS,
     REQUEST_TIMEOUT_MS: process.env.REQUEST_TIMEOUT_MS,
     DEPRECATION_BROWNOUTS: process.env.DEPRECATION_BROWNOUTS,
+    // A spec with oauth2 or openIdConnect schemes starts here too: the issuer given, else one that
+    // never answers (its tokens unchecked, a 503); the sandbox's key works either way.
+    OAUTH_ISSUER: process.env.OAUTH_ISSUER || 'https://issuer.invalid',
+    OAUTH_AUDIENCE: process.env.OAUTH_AUDIENCE || 'sandbox',
   });
 } catch (error) {
   if (error instanceof ConfigError) fail(`Configuration error: ${error.message.replace(/^PORT/, '--port').replace(/^HOST/, '--host')}`, 2);

@@ -1112,43 +1112,42 @@ function FormatAnnotation() {
 // ---------------------------------------------------------------------------------------------
 // Preprocessor: a webhook's body is what the server sends.
 
-/** Removes from `value` what `schema` (followed through `$ref`s) marks readOnly. */
-function dropReadOnly(ctx, schema, location, value, depth = 0) {
-  if (depth > 16 || typeof value !== 'object' || value === null) return;
+/**
+ * `schema` (followed through `$ref`s, to a depth) as a body the server sends: a readOnly property
+ * is no longer marked (it belongs), and a writeOnly one is no longer required (it is never sent).
+ */
+function asSent(ctx, schema, location, depth = 0) {
+  if (depth > 12) return schema;
   const { node, location: at } = deref(ctx, schema, location);
-  if (!isObject(node)) return;
-  if (Array.isArray(value)) {
-    for (const item of value) dropReadOnly(ctx, node.items, at, item, depth + 1);
-    return;
+  if (!isObject(node)) return node;
+  const copy = { ...node };
+  delete copy.readOnly;
+  const properties = isObject(node.properties) ? node.properties : {};
+  if (isObject(node.properties)) copy.properties = Object.fromEntries(Object.entries(node.properties).map(([name, property]) => [name, asSent(ctx, property, at, depth + 1)]));
+  if (Array.isArray(node.required)) {
+    copy.required = node.required.filter((name) => {
+      const property = properties[name];
+      return !((isObject(property) && property.writeOnly === true) || deref(ctx, property, at).node?.writeOnly === true);
+    });
   }
-  if (isObject(node.properties)) {
-    for (const [name, property] of Object.entries(node.properties)) {
-      if (!(name in value)) continue;
-      // readOnly beside a $ref (OpenAPI 3.1 allows siblings), or on the schema it points to.
-      const resolved = deref(ctx, property, at).node;
-      if ((isObject(property) && property.readOnly === true) || (isObject(resolved) && resolved.readOnly === true)) delete value[name];
-      else dropReadOnly(ctx, property, at, value[name], depth + 1);
-    }
-  }
-  for (const key of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(node[key])) for (const branch of node[key]) dropReadOnly(ctx, branch, at, value, depth + 1);
+  if (node.items !== undefined) copy.items = asSent(ctx, node.items, at, depth + 1);
+  for (const key of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(node[key])) copy[key] = node[key].map((branch) => asSent(ctx, branch, at, depth + 1));
+  return copy;
 }
 
 /**
- * Redocly's example rule (no-invalid-media-type-examples) judges every request body as a request,
- * where a readOnly property must be absent. A webhook's body is sent by the server, where its
- * read-only fields (a booking's id) belong: so, for lint alone, they are set aside from a webhook
- * body's examples before the rule judges them (the spec and its bundle keep them).
+ * Redocly's example rule (no-invalid-media-type-examples) judges every request body as a request:
+ * a readOnly property must be absent and a required writeOnly one present. A webhook's body is
+ * sent by the server, where it is the other way round (a booking's id belongs, its card number
+ * never goes): so, for lint alone, a webhook body's schema is replaced by its view as sent before
+ * the rule judges the examples (the spec and its bundle keep it as written).
  */
 function WebhookBodiesAsSent() {
   return {
     WebhooksMap: {
       MediaType: {
         enter(mediaType, ctx) {
-          if (!isObject(mediaType) || mediaType.schema === undefined) return;
-          if (mediaType.example !== undefined) dropReadOnly(ctx, mediaType.schema, ctx.location, mediaType.example);
-          if (isObject(mediaType.examples)) {
-            for (const example of Object.values(mediaType.examples)) if (isObject(example) && !isRef(example)) dropReadOnly(ctx, mediaType.schema, ctx.location, example.value);
-          }
+          if (isObject(mediaType) && mediaType.schema !== undefined) mediaType.schema = asSent(ctx, mediaType.schema, ctx.location.child(['schema']));
         },
       },
     },

@@ -1,7 +1,7 @@
 /**
  * The spec-first loop, end to end, on a copy of the project (README, "Edit the spec, regenerate"):
  * add operations of every kind to spec/openapi.yaml, `npm run generate` (a stub per new operation,
- * listed in the handler map), write four handlers, type-check, lint, then start the real server and
+ * listed in the handler map), write five handlers, type-check, lint, then start the real server and
  * the mock, call each new operation, and render the docs. Nothing in src/ is told about the new
  * operations: routing, parameter parsing, bodies and security must come from the spec alone.
  *
@@ -35,7 +35,11 @@
  * findPetsByTags (an exploded array), getPetById (api_key or bearer), updatePetWithForm (a form),
  * deletePet, uploadFile (application/octet-stream); all stubs. Their names are the Petstore's:
  * one the spec has already gets a suffix (test/support/specFragments.ts).
- * plus an optional `nickname` on NewPet and Pet (or `nickname2`…, when the project has a nickname
+ * real-api.yaml, a made-up API written as the public reference APIs are: kebab-case ids
+ * (list-stations-example, a stub; create-booking-example, a handler here), an oauth2 scheme with
+ * scopes beside the key, Problem Details for every error, a booking with readOnly and writeOnly
+ * fields, and a webhook (booking-created-example).
+ * Plus an optional `nickname` on NewPet and Pet (or `nickname2`…, when the project has a nickname
  * already), for "a schema change never silently loses data". Their components take a free name too.
  *
  * The quick suite's run on these operations (no test pins what the spec derives) is
@@ -50,6 +54,7 @@ import { parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from '../support/projectCopy.js';
 import { fixtureOperationIds, pasteFragments, SPEC_LOOP_FRAGMENTS } from '../support/specFragments.js';
+import { handlerName } from '../../spec/lint/handlerNames.js';
 import { MOCK_BODY_DIFFERENCES, type MockBodyDifference } from '../../scripts/lib/prismContract.js';
 import { freePort, startProcess, stopProcess, waitForHttp, waitForOutput, type RunningProcess } from '../../scripts/lib/processes.js';
 
@@ -72,6 +77,15 @@ const AVATAR_PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 
 
 /** The handlers written in the copy instead of the scaffolded stubs (the others stay stubs). */
 const HANDLERS: Record<string, string> = {
+  // real-api.yaml's booking: the request has no read-only field, the answer no write-only one (by type).
+  createBookingExample: `import type { Handler } from '../src/domain/contract.js';
+
+/** create-booking-example: POST /examples/bookings. */
+export const createBookingExample: Handler<'create-booking-example'> = async ({ body }) => ({
+  status: 201,
+  body: { id: 7, status: 'pending', station: body.station, payment: { last4: body.payment.number.slice(-4) } },
+});
+`,
   listSpeciesExample: `import type { Handler } from '../src/domain/contract.js';
 
 /** listSpeciesExample: GET /examples/species. Public. */
@@ -514,13 +528,13 @@ describe('the spec-first loop on a copy of the project: new operations of every 
     generate = await timed('npm run generate', () => runCommand(copy.bin('tsx'), ['scripts/generate.ts'], { cwd: copy.dir }));
     if (generate.code !== 0) throw new Error(`npm run generate failed in the copy:\n${commandOutput(generate)}`);
     handlersAfterGenerate = readHandlers();
-    scaffolded = new Map(newOperations().filter((op) => existsSync(copy.path('handlers', `${op}.ts`))).map((op) => [op, copy.read(`handlers/${op}.ts`)]));
+    scaffolded = new Map(newOperations().filter((op) => existsSync(copy.path('handlers', `${handlerName(op)}.ts`))).map((op) => [op, copy.read(`handlers/${handlerName(op)}.ts`)]));
 
     // 4. The stubs compile in the handler map at once (checked on the map and handlers/ alone: the whole project comes below).
     copy.write('tsconfig.spec-loop-handlers.json', JSON.stringify({ extends: './tsconfig.json', include: ['handlers', 'generated/handlers.ts'] }));
     tscStubs = await timed('tsc on the handler map with the stubs', () => runCommand(copy.bin('tsc'), ['-p', 'tsconfig.spec-loop-handlers.json'], { cwd: copy.dir }));
 
-    // 5. Implement four handlers; the others stay stubs.
+    // 5. Implement five handlers; the others stay stubs.
     for (const [op, source] of Object.entries(HANDLERS)) copy.write(`handlers/${op}.ts`, source);
     rmSync(copy.path('tsconfig.spec-loop-handlers.json'));
 
@@ -549,26 +563,26 @@ describe('the spec-first loop on a copy of the project: new operations of every 
     it('npm run generate scaffolds handlers/<operationId>.ts as a typed 501 stub for each new operation, and changes no existing handler', () => {
       for (const op of newOperations()) {
         const stub = scaffolded.get(op);
-        expect(stub, `handlers/${op}.ts was not created:\n${commandOutput(generate)}`).toBeDefined();
+        expect(stub, `handlers/${handlerName(op)}.ts was not created:\n${commandOutput(generate)}`).toBeDefined();
         expect(stub).toContain(`Handler<'${op}'>`);
         expect(stub).toContain(`notImplemented('${op}')`);
-        expect(generate.stdout).toContain(`handlers/${op}.ts`);
+        expect(generate.stdout).toContain(`handlers/${handlerName(op)}.ts`);
       }
       for (const [file, text] of handlersBefore) expect(handlersAfterGenerate.get(file), `handlers/${file} changed`).toBe(text);
     });
 
     it('npm run generate lists each new operation in the handler map (generated/handlers.ts), where its stub compiles at once (README step 2)', () => {
       const map = copy.read('generated/handlers.ts');
-      for (const op of newOperations()) expect(map).toContain(`import { ${op} } from '../handlers/${op}.js';`);
+      for (const op of newOperations()) expect(map).toContain(`import { ${handlerName(op)} } from '../handlers/${handlerName(op)}.js';`);
       expect(tscStubs.code, commandOutput(tscStubs)).toBe(0);
     });
 
-    it('with the new handlers in the map (four written, the rest stubs), `tsc -p tsconfig.json` passes over the whole copy', async () => {
+    it('with the new handlers in the map (five written, the rest stubs), `tsc -p tsconfig.json` passes over the whole copy', async () => {
       const result = await tscAfter;
       expect(result.code, commandOutput(result)).toBe(0);
     });
 
-    it('`redocly lint` passes the edited spec with zero errors, and one warning: the format no validator knows (iso-country-code), named once (the house rules hold for the new operations)', async () => {
+    it('`redocly lint` passes the edited spec with zero errors, and warnings only for the format no validator knows (iso-country-code, named once) and camelCase suggested for kebab-case ids (the house rules hold for the new operations)', async () => {
       const result = await lint;
       let report: { totals?: { errors: number; warnings: number }; problems?: Array<{ ruleId: string; message: string }> };
       try {
@@ -576,9 +590,11 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       } catch {
         throw new Error(`redocly printed no JSON report:\n${commandOutput(result)}`);
       }
-      expect({ code: result.code, totals: report.totals }, JSON.stringify(report.problems, null, 2)).toEqual({ code: 0, totals: { errors: 0, warnings: 1, ignored: 0 } });
-      expect(report.problems?.map((problem) => problem.ruleId)).toEqual(['animal-store/format-annotation']);
-      expect(report.problems?.[0]?.message).toMatch(/^format `iso-country-code` \(`CountryCode`\) is not one the server, the mock or the client checks: it is an annotation/);
+      expect({ code: result.code, errors: report.totals?.errors }, JSON.stringify(report.problems, null, 2)).toEqual({ code: 0, errors: 0 });
+      // Every kebab-case operationId of the fixtures, its webhook's included.
+      const kebab = FRAGMENTS.flatMap(({ file }) => [...readFileSync(file, 'utf8').matchAll(/operationId: ([\w.-]+)/g)].map((match) => match[1] ?? '')).filter((id) => id.includes('-'));
+      expect(report.problems?.map((problem) => problem.ruleId).sort()).toEqual(['animal-store/format-annotation', ...kebab.map(() => 'rule/operation-id-camel-case')].sort());
+      expect(report.problems?.find((problem) => problem.ruleId === 'animal-store/format-annotation')?.message).toMatch(/^format `iso-country-code` \(`CountryCode`\) is not one the server, the mock or the client checks: it is an annotation/);
     });
   });
 
@@ -602,6 +618,31 @@ describe('the spec-first loop on a copy of the project: new operations of every 
 
     beforeAll(async () => {
       server = await serverStart;
+    });
+
+    it("the real API (real-api.yaml): its errors are Problem Details, a stub's 501 and a 401 alike; a key is the alternative to its oauth2 scheme", async () => {
+      const stub = await call(server.api, '/examples/stations', { key: server.key });
+      expect(stub.status, context('GET /examples/stations', stub, server.proc)).toBe(501);
+      expect(stub.headers.get('content-type')).toBe('application/problem+json');
+      expect(stub.body).toMatchObject({ type: 'https://animal-store.example/problems/not_implemented', title: 'Not Implemented', status: 501, code: 'not_implemented', instance: '/v1/examples/stations' });
+      const denied = await call(server.api, '/examples/stations');
+      expect(denied.status).toBe(401);
+      expect(denied.headers.get('www-authenticate')).toBe('Bearer realm="animal-store"');
+      expect(denied.body).toMatchObject({ type: 'https://animal-store.example/problems/unauthorized', status: 401 });
+      // Its oauth2 tokens cannot be checked here (the tests' issuer never answers): unchecked, a 503, never a pass.
+      const token = await call(server.api, '/examples/stations', { headers: { Authorization: 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln' } });
+      expect(token.status).toBe(503);
+    });
+
+    it("the real API's booking: read-only fields sent back are dropped, a write-only one missing is a 400, the card never comes back", async () => {
+      const card = { number: '4242424242424242', cvc: '123' };
+      const booked = await call(server.api, '/examples/bookings', { method: 'POST', key: server.key, body: { id: 99, status: 'confirmed', station: 1, payment: card } });
+      expect(booked.status, context('POST /examples/bookings', booked, server.proc)).toBe(201);
+      expect(booked.body).toEqual({ id: 7, status: 'pending', station: 1, payment: { last4: '4242' } });
+      const refused = await call(server.api, '/examples/bookings', { method: 'POST', key: server.key, body: { station: 1, payment: { number: card.number } } });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('content-type')).toBe('application/problem+json');
+      expect(refused.body).toMatchObject({ code: 'validation_failed', details: [{ in: 'body', field: 'payment.cvc' }] });
     });
 
     it('a new operation with `security: []` answers 200 without a key, and ignores a bad one', async () => {

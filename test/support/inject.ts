@@ -25,6 +25,9 @@ import { loadBundledSpec } from '../../src/shared/spec.js';
 import { openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { inUnitOfWork } from '../../src/store/queries/unitOfWork.js';
 
+/** The token issuer vitest.config.ts gives every test's server, for the app made here too. */
+export const TEST_OAUTH = { issuer: process.env.OAUTH_ISSUER, audience: process.env.OAUTH_AUDIENCE };
+
 export const INJECT_KEY = `ask_${'i'.repeat(43)}`;
 
 export interface Injectable {
@@ -64,6 +67,7 @@ export async function injectable({ databaseFile, env = {}, ...options }: Partial
     ping: database.ping,
     logger: createLogger('silent'),
     validateResponses: true,
+    oauth: TEST_OAUTH,
     docsFile: join(dir, 'no-docs.html'),
     featureStages: features.stages,
     ...options,

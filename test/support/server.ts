@@ -25,7 +25,7 @@ import type { OpenApiDocument } from '../../src/shared/spec.js';
 import { openPostgres, openSqlite, type DatabaseHandle } from '../../src/store/database.js';
 import { createScratchDatabase } from '../../scripts/lib/scratchDatabase.js';
 import { pgbouncerMissing, startPgbouncer } from '../../scripts/lib/pgbouncer.js';
-import { inProcessFetch } from './inject.js';
+import { inProcessFetch, TEST_OAUTH } from './inject.js';
 import { startPglite } from './pglite.js';
 
 export type Target = 'sqlite' | 'pglite' | 'postgres' | 'pgbouncer';
@@ -159,6 +159,7 @@ export function testConfig({ env = {}, ...overrides }: TestConfig = {}): Config 
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
     maxConnections: 10_000,
+    oauth: TEST_OAUTH,
     features: configureFeatures(env),
     ...overrides,
   };

@@ -21,6 +21,8 @@ import { projectRoot } from './projectCopy.js';
 type Components = Record<string, Record<string, unknown>>;
 interface Fragment {
   paths: Record<string, unknown>;
+  /** What the server sends (OpenAPI 3.1's `webhooks`): pasted as they are, never renamed. */
+  webhooks?: Record<string, unknown>;
   components?: Components;
   tags?: Array<{ name: string }>;
 }
@@ -38,6 +40,7 @@ export const SPEC_LOOP_FRAGMENTS: readonly FragmentFile[] = [
   { file: join(FIXTURES, 'operations.yaml') },
   { file: join(FIXTURES, 'bodies.yaml') },
   { file: join(FIXTURES, 'petstore-pets.yaml'), renameTakenOperationIds: true },
+  { file: join(FIXTURES, 'real-api.yaml') },
 ];
 
 export interface Pasted {
@@ -79,7 +82,7 @@ function withFreeComponentNames(doc: Document, additions: Fragment): Fragment {
     if (node === null || typeof node !== 'object') return node;
     return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? (renamed.get(v) ?? v) : rename(v, k)]));
   };
-  return { ...(rename({ paths: additions.paths, components }) as Fragment), tags: additions.tags ?? [] };
+  return { ...(rename({ paths: additions.paths, webhooks: additions.webhooks ?? {}, components }) as Fragment), tags: additions.tags ?? [] };
 }
 
 /** `specText` with every fragment's paths, components and tags added (see the module's comment). */
@@ -87,7 +90,7 @@ export function pasteFragments(specText: string, files: readonly FragmentFile[])
   const doc = parseDocument(specText);
   const taken = new Set([...specText.matchAll(/operationId:\s*([A-Za-z0-9_]+)/g)].map((m) => m[1]));
   const operationIds = new Map<string, string>();
-  const merged: Fragment = { paths: {}, components: {}, tags: [] };
+  const merged: Fragment = { paths: {}, webhooks: {}, components: {}, tags: [] };
   for (const { file, renameTakenOperationIds = false } of files) {
     const fragment = parseYaml(readFileSync(file, 'utf8')) as Fragment;
     const where = relativePath(projectRoot, file);
@@ -108,6 +111,10 @@ export function pasteFragments(specText: string, files: readonly FragmentFile[])
       if (Object.hasOwn(merged.paths, path)) throw new Error(`${where}: the path ${path} is in another fixture too`);
       merged.paths[path] = item;
     }
+    for (const [name, item] of Object.entries(fragment.webhooks ?? {})) {
+      if (doc.hasIn(['webhooks', name])) throw new Error(`the spec already has the webhook ${name}: rename it in ${where}`);
+      (merged.webhooks ??= {})[name] = item;
+    }
     for (const [section, entries] of Object.entries(fragment.components ?? {})) {
       const into = ((merged.components as Components)[section] ??= {});
       for (const [name, value] of Object.entries(entries)) {
@@ -119,6 +126,7 @@ export function pasteFragments(specText: string, files: readonly FragmentFile[])
   }
   const additions = withFreeComponentNames(doc, merged);
   for (const [path, item] of Object.entries(additions.paths)) doc.setIn(['paths', path], doc.createNode(item));
+  for (const [name, item] of Object.entries(additions.webhooks ?? {})) doc.setIn(['webhooks', name], doc.createNode(item));
   for (const [section, entries] of Object.entries(additions.components ?? {})) {
     for (const [name, value] of Object.entries(entries)) doc.setIn(['components', section, name], doc.createNode(value));
   }

@@ -98,7 +98,7 @@ const withSchemas = (content: unknown, map: (schema: unknown) => unknown): Conte
 
 /**
  * The document openapi-backend validates with: each request body's schema as its write view, each
- * answer's as its read view, a marked schema twinned under `components.schemas` (`Booking.write`,
+ * answer's (and each webhook's body: the server sends it) as its read view, a marked schema twinned under `components.schemas` (`Booking.write`,
  * `Booking.read`) and referenced where that direction uses it. Without a marker, the document itself.
  */
 export function validationViews(document: OpenApiDocument): OpenApiDocument {
@@ -136,8 +136,25 @@ export function validationViews(document: OpenApiDocument): OpenApiDocument {
     }
     paths[path] = item;
   }
+  // A webhook's body is what the server sends: its read view, as an answer's.
+  const webhooks: Node = {};
+  for (const [name, rawItem] of Object.entries((document as { webhooks?: Record<string, unknown> }).webhooks ?? {})) {
+    const item = { ...(rawItem as Node) };
+    for (const [method, operation] of Object.entries(item)) {
+      if (!isNode(operation)) continue;
+      const body = resolve(operation.requestBody, 'requestBodies');
+      if (isNode(body) && anyUses(body.content, 'writeOnly')) {
+        item[method] = { ...operation, requestBody: { ...body, content: withSchemas(body.content, (schema) => view(schema, 'writeOnly')) } };
+        changed = true;
+      }
+    }
+    webhooks[name] = item;
+  }
   if (!changed) return document;
-  return { ...document, paths, components: { ...components, schemas: { ...(components.schemas as Node), ...twins } } } as OpenApiDocument;
+  if ('webhooks' in document) (document = { ...document, webhooks } as OpenApiDocument);
+  // Written out and read back: the views share unchanged parts with the schemas they come from,
+  // and openapi-backend's dereferencing leaves a `$ref` it meets a second time as it is.
+  return JSON.parse(JSON.stringify({ ...document, paths, components: { ...components, schemas: { ...(components.schemas as Node), ...twins } } })) as OpenApiDocument;
 }
 
 const usesMemo: Record<Marker, WeakMap<object, boolean>> = { readOnly: new WeakMap(), writeOnly: new WeakMap() };
