@@ -115,14 +115,20 @@ export interface AnimalStoreClient extends OperationClient {
   eject: Client<paths, 'application/json'>['eject'];
 }
 
-export interface AnimalStoreClientOptions {
+interface CommonOptions {
   /** The base URL including the version segment, e.g. `https://api.animal-store.example/v1`. */
   baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>`. */
-  apiKey: string;
   /** A fetch implementation (defaults to the global one). */
   fetch?: ClientOptions['fetch'];
 }
+
+/**
+ * The credential: an API key (`apiKey`, sent as `Authorization: Bearer <apiKey>`), or, for an API
+ * whose security takes OAuth2 or OpenID Connect access tokens, `accessToken`: called before each
+ * request for the token to send as `Authorization: Bearer <token>` (your OAuth library's, which
+ * keeps it fresh).
+ */
+export type AnimalStoreClientOptions = CommonOptions & ({ apiKey: string; accessToken?: undefined } | { accessToken: () => string | Promise<string>; apiKey?: undefined });
 
 const isBytes = (body: unknown): body is ArrayBuffer | ArrayBufferView => body instanceof ArrayBuffer || ArrayBuffer.isView(body);
 
@@ -179,11 +185,20 @@ type AnyCall = (url: string, init?: object) => Promise<unknown>;
 export function createAnimalStoreClient(options: AnimalStoreClientOptions): AnimalStoreClient {
   const clientOptions: ClientOptions = {
     baseUrl: options.baseUrl.replace(/\/$/, ''),
-    headers: { Authorization: `Bearer ${options.apiKey}` },
+    ...(options.apiKey === undefined ? {} : { headers: { Authorization: `Bearer ${options.apiKey}` } }),
     bodySerializer: bodySerializer as ClientOptions['bodySerializer'],
   };
   if (options.fetch) clientOptions.fetch = options.fetch;
   const client = createClient<paths, 'application/json'>(clientOptions);
+  const { accessToken } = options;
+  if (accessToken !== undefined) {
+    client.use({
+      async onRequest({ request }) {
+        request.headers.set('Authorization', `Bearer ${await accessToken()}`);
+        return request;
+      },
+    });
+  }
   // Every call's body goes through withBody first, whichever method makes it.
   const methods = client as unknown as Record<string, AnyCall> & { request: (method: string, url: string, init?: object) => Promise<unknown> };
   for (const name of ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']) {

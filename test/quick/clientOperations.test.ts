@@ -32,6 +32,24 @@ function recordingClient(): { api: AnimalStoreClient; sent: Sent[] } {
   return { api, sent };
 }
 
+describe('the credential of the typed client', () => {
+  it('an access token provider (OAuth2, OpenID Connect) is asked before each request, and its token sent as a bearer token', async () => {
+    const sent: string[] = [];
+    let issued = 0;
+    const api = createAnimalStoreClient({
+      baseUrl: 'http://api.test/v1',
+      accessToken: async () => `token-${++issued}`,
+      fetch: async (request: Request) => {
+        sent.push(request.headers.get('authorization') ?? '');
+        return new Response('[]', { headers: { 'Content-Type': 'application/json' } });
+      },
+    });
+    await api.listPets({});
+    await api.GET('/pets');
+    expect(sent).toEqual(['Bearer token-1', 'Bearer token-2']);
+  });
+});
+
 describe('the per-operation methods of the typed client', () => {
   it('the client has a method for every operation of client/generated/operations.ts', () => {
     const { api } = recordingClient();
