@@ -9,7 +9,7 @@ import { configureFeatures, type ConfiguredFeature } from './features/index.js';
 import { ConfigError, readHost, readInteger, readOneOf, readUrl, type Env } from './shared/env.js';
 import { LOG_LEVELS, type LogLevel } from './shared/logger.js';
 import { projectRoot } from './shared/paths.js';
-import type { OAuthSettings } from './pipeline/authenticate.js';
+import type { OAuthSettings } from './auth/tokens.js';
 
 export interface Config {
   port: number;

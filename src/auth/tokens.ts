@@ -12,6 +12,12 @@ import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyG
 /** What a token is worth: who calls and the scopes it holds, or why not. */
 export type TokenVerdict = { caller: string; scopes: ReadonlySet<string> } | 'invalid' | 'unavailable';
 
+/** OAUTH_ISSUER and OAUTH_AUDIENCE (src/config.ts): the issuer of an `oauth2` scheme's tokens, and what they must be for. */
+export interface OAuthSettings {
+  issuer: string | undefined;
+  audience: string | undefined;
+}
+
 export interface TokenChecker {
   check(token: string): Promise<TokenVerdict>;
 }

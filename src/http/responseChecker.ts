@@ -6,6 +6,7 @@ import type { OpenApiDocument } from '../shared/spec.js';
 import { inRange, kindOf } from './bodies/mediaType.js';
 import { newAjv } from './openapiBackend.js';
 import { PROBLEM_JSON } from './shapes/problems.js';
+import { declaredResponse, type DeclaredResponses } from './shapes/declared.js';
 
 /** Ajv's errors as a reader wants them: `<where> <what>` each, not the error objects' JSON. */
 function ajvText(errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }> | null | undefined): string {
@@ -71,8 +72,7 @@ export class ResponseChecker {
   }
 
   private declaredResponse(operationId: string, status: number): { headers?: Record<string, { required?: boolean }>; content?: object } | undefined {
-    const responses = this.backend.router.getOperation(operationId)?.responses ?? {};
-    return (responses[String(status)] ?? responses.default) as { headers?: Record<string, { required?: boolean }>; content?: object } | undefined;
+    return declaredResponse(this.backend.router.getOperation(operationId)?.responses as DeclaredResponses<{ headers?: Record<string, { required?: boolean }>; content?: object }> | undefined, status);
   }
 
   private requiredHeaders(operationId: string, status: number): string[] {

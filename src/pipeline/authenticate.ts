@@ -12,7 +12,7 @@
  */
 import type { KeyVerdict } from '../auth/keyCache.js';
 import { challengeFor, schemeReader, REALM, type SchemeReader, type SecurityScheme } from '../auth/schemes.js';
-import { tokenChecker, type TokenChecker, type TokenVerdict } from '../auth/tokens.js';
+import { tokenChecker, type OAuthSettings, type TokenChecker, type TokenVerdict } from '../auth/tokens.js';
 import { refuse } from '../errors/refusal.js';
 import type { Exchange } from '../http/exchange.js';
 import type { Next, Stage } from '../http/stage.js';
@@ -21,12 +21,6 @@ import type { OpenApiDocument } from '../shared/spec.js';
 
 export interface KeyChecker {
   check(token: string | undefined): KeyVerdict;
-}
-
-/** OAUTH_ISSUER and OAUTH_AUDIENCE (src/config.ts): the issuer of an `oauth2` scheme's tokens, and what they must be for. */
-export interface OAuthSettings {
-  issuer: string | undefined;
-  audience: string | undefined;
 }
 
 type Verdict = KeyVerdict | TokenVerdict | 'missing';

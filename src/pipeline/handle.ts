@@ -8,7 +8,7 @@ import type { HandlerDeps, Handlers } from '../domain/contract.js';
 import { refuse } from '../errors/refusal.js';
 import type { AnyHandlerResult, Exchange } from '../http/exchange.js';
 import type { Stage } from '../http/stage.js';
-import { answerView } from '../http/shapes/views.js';
+import { answersWriteOnly, answerView } from '../http/shapes/views.js';
 
 /** What a handler receives; src/domain/contract.ts types it per operation. */
 interface HandlerRequestParts {
@@ -71,11 +71,17 @@ export type WriteOnlyReport = (exchange: Exchange, status: number, removed: read
  * reads, exactly-once's unit of work, which so stores the answer as it is sent). What the spec
  * marks writeOnly never leaves: dropped from the result here (src/http/shapes/views.ts).
  */
-export function handleStage(call: HandlerCall, writeOnlyAnswered: WriteOnlyReport): Stage {
+export function handleStage(call: HandlerCall, operations: readonly Operation[], writeOnlyAnswered: WriteOnlyReport): Stage {
+  // Found once: an operation that answers nothing write-only goes on with its result as it is.
+  const viewed = new Set(operations.filter((operation) => answersWriteOnly(operation.responses as Parameters<typeof answersWriteOnly>[0])).map((operation) => operation.operationId));
   return {
     name: 'handle',
     run(exchange, next) {
       return call(exchange).then((result) => {
+        if (!viewed.has(exchange.operation?.operationId)) {
+          exchange.result = result;
+          return next(exchange);
+        }
         const { body, removed } = answerView(exchange.operation?.responses as Parameters<typeof answerView>[0], result.status, result.body);
         if (removed.length > 0) {
           const violation = writeOnlyAnswered(exchange, result.status, removed);

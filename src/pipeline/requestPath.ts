@@ -43,7 +43,8 @@ import { basePathOf, type OpenApiDocument } from '../shared/spec.js';
 import { answerStage } from './answer/answer.js';
 import { conditionalStage } from './answer/conditional.js';
 import { rangesStage } from './answer/ranges.js';
-import { authenticateStage, type KeyChecker, type OAuthSettings } from './authenticate.js';
+import type { OAuthSettings } from '../auth/tokens.js';
+import { authenticateStage, type KeyChecker } from './authenticate.js';
 import { beforeRouting } from './beforeRouting.js';
 import { bodyStage } from './body.js';
 import { exitStage } from './exit.js';
@@ -103,7 +104,7 @@ export function createApp(options: AppOptions): App {
     answer: answerStage(responder),
     ranges: rangesStage(operations),
     conditional: conditionalStage(operations),
-    handle: handleStage(handlerCaller(options.handlers, options.deps), (exchange, status, removed) =>
+    handle: handleStage(handlerCaller(options.handlers, options.deps), operations, (exchange, status, removed) =>
       checker.writeOnlyAnswered(exchange.operation?.operationId, status, removed, `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`),
     ),
   };

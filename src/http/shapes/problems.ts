@@ -7,19 +7,17 @@
  * path), and the Error's other members (`code`, a 400's `details`, …) as extension members.
  */
 import { STATUS_CODES } from 'node:http';
+import { declaredResponse, type DeclaredResponses } from './declared.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
 /** A problem's `type` is this and its code (`…/problems/not_found`); docs/contract.md lists them. */
 export const PROBLEM_TYPE_BASE = 'https://animal-store.example/problems/';
 
-type Responses = Readonly<Record<string, { content?: Readonly<Record<string, unknown>> } | undefined>>;
 type ErrorLike = { code: string; message: string; status: number } & Record<string, unknown>;
 
 /** Whether the operation declares its answer of `status` as Problem Details. */
-export function declaresProblem(responses: Responses | undefined, status: number): boolean {
-  if (responses === undefined) return false;
-  const response = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
-  const content = response?.content;
+export function declaresProblem(responses: DeclaredResponses | undefined, status: number): boolean {
+  const content = declaredResponse(responses, status)?.content;
   return content !== undefined && PROBLEM_JSON in content && !('application/json' in content);
 }
 

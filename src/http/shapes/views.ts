@@ -14,6 +14,8 @@
  * body stage and the handle stage (stripMarked). A spec without either marker pays nothing.
  */
 import { BinaryBody, JsonText } from '../../shared/schemas.js';
+import { kindOf } from '../bodies/mediaType.js';
+import { declaredResponse, type DeclaredResponses } from './declared.js';
 import type { OpenApiDocument } from '../../shared/spec.js';
 
 export type Marker = 'readOnly' | 'writeOnly';
@@ -194,14 +196,18 @@ export function stripMarked(schema: unknown, marker: Marker, value: unknown, at 
   return removed;
 }
 
-type Responses = Record<string, { content?: Record<string, { schema?: unknown }> } | undefined>;
+type Responses = DeclaredResponses<{ content?: Record<string, { schema?: unknown }> }>;
 
-/** The JSON schema an operation declares for an answer of `status` (its own, its `4XX`-like range's, else `default`). */
-function answerSchema(responses: Responses, status: number): unknown {
-  const response = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
-  const content = response?.content ?? {};
-  const type = Object.keys(content).find((name) => name === 'application/json' || name.toLowerCase().endsWith('+json'));
+/** The JSON schema an operation declares for an answer of `status`. */
+function answerSchema(responses: Responses | undefined, status: number): unknown {
+  const content = declaredResponse(responses, status)?.content ?? {};
+  const type = Object.keys(content).find((name) => kindOf(name.toLowerCase()) === 'json');
   return type === undefined ? undefined : content[type]?.schema;
+}
+
+/** Whether an operation answers anything its spec marks writeOnly: only those pay for answerView. */
+export function answersWriteOnly(responses: Responses | undefined): boolean {
+  return Object.values(responses ?? {}).some((response) => Object.values(response?.content ?? {}).some((media) => marks(media.schema, 'writeOnly')));
 }
 
 /**
@@ -210,7 +216,7 @@ function answerSchema(responses: Responses, status: number): unknown {
  * they are; JSON text (the store's pre-serialised rows) is read and written again.
  */
 export function answerView(responses: Responses | undefined, status: number, body: unknown): { body: unknown; removed: string[] } {
-  const schema = answerSchema(responses ?? {}, status);
+  const schema = answerSchema(responses, status);
   if (body === undefined || body instanceof BinaryBody || !marks(schema, 'writeOnly')) return { body, removed: [] };
   const value: unknown = body instanceof JsonText ? JSON.parse(body.text) : structuredClone(body);
   const removed = stripMarked(schema, 'writeOnly', value);
