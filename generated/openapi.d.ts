@@ -192,6 +192,7 @@ export interface components {
          *     - `insufficient_scope` (403): the credential is valid but lacks a scope the operation requires (an operation whose `security` lists scopes).
          *     - `not_found` (404): no such animal, no photo of it, or no such path.
          *     - `method_not_allowed` (405): the path exists but not with this method.
+         *     - `not_acceptable` (406): the request's `Accept` allows none of the media types the operation answers with (`application/json` here); nothing was done.
          *     - `payload_too_large` (413, 431): the body (413: over 64 KiB, or a photo over 5 MiB) or the request line and headers (431, over 16 KiB) are larger than the service accepts.
          *     - `unsupported_media_type` (415): the body is not of a media type the operation takes (`application/json`; a form; an image).
          *     - `internal_error` (500): an unexpected failure; retrying may help.
@@ -200,7 +201,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "not_implemented" | "service_unavailable";
+        ErrorCode: "validation_failed" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "internal_error" | "not_implemented" | "service_unavailable" | "not_acceptable";
         /**
          * @description Machine-readable code of a `LimitError`, one per condition:
          *

@@ -18,6 +18,7 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const JSON_MEDIA_TYPE = 'application/json';
 const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+const PROBLEM_XML_MEDIA_TYPE = 'application/problem+xml';
 /** qs turns the 21st repeated `name=value` into an object with numeric keys (its arrayLimit is 20). */
 const QS_ARRAY_LIMIT = 20;
 
@@ -94,6 +95,7 @@ function collector() {
 function bodyKindOf(mediaType) {
   const type = mediaType.toLowerCase();
   if (type === JSON_MEDIA_TYPE || type.endsWith('+json')) return 'json';
+  if (type === 'application/xml' || type === 'text/xml' || type.endsWith('+xml')) return 'xml';
   if (type === 'application/x-www-form-urlencoded') return 'form';
   if (type === 'multipart/form-data') return 'multipart';
   return 'raw';
@@ -125,6 +127,12 @@ function RequestBodyMediaType() {
             const kind = bodyKindOf(mediaType);
             const schema = isObject(media) ? deref(ctx, media.schema, at.child(['schema'])).node : undefined;
             if (kind === 'json') continue;
+            if (kind === 'xml') {
+              if (!isObject(schema) || (schema.type !== 'object' && schema.type !== 'array' && !isObject(schema.properties))) {
+                problems.add(at.key(), label, `the request body's media type ${code(mediaType)} is read into the fields of its schema (by the schemas' \`xml\` objects): give it an object schema (\`type: object\` with \`properties\`) or an array of them.`);
+              }
+              continue;
+            }
             if (kind === 'raw') {
               if (!isBinarySchema(schema)) {
                 problems.add(at.key(), label, `the request body's media type ${code(mediaType)} is read as raw bytes: give it a schema with ${BINARY_FIX}. To have it read into fields, declare ${JSON_MEDIA_TYPE}, a form or multipart/form-data instead.`);
@@ -174,15 +182,15 @@ function ResponseMediaType() {
             for (const [mediaType, media] of Object.entries(response.node.content)) {
               const at = response.location.child(['content', mediaType]);
               const kind = bodyKindOf(mediaType);
-              if (kind === 'json') continue;
+              if (kind === 'json' || kind === 'xml') continue;
               const schema = isObject(media) ? deref(ctx, media.schema, at.child(['schema'])).node : undefined;
               if (kind === 'raw' && isBinarySchema(schema)) continue;
               problems.add(
                 at.key(),
                 label,
                 kind === 'raw'
-                  ? `response ${status} has media type ${code(mediaType)} with a schema that is not bytes: the server writes ${JSON_MEDIA_TYPE} (and +json) bodies, or bytes a handler answers (a schema with \`type: string\` and \`format: binary\`); a response without content, such as a 204, is fine.`
-                  : `response ${status} has media type ${code(mediaType)}: the server writes ${JSON_MEDIA_TYPE} (and +json) bodies or bytes, never forms; a response without content, such as a 204, is fine.`,
+                  ? `response ${status} has media type ${code(mediaType)} with a schema that is not bytes: the server writes ${JSON_MEDIA_TYPE} (and +json) and XML (application/xml, +xml) bodies from a handler's value, or bytes a handler answers (a schema with \`type: string\` and \`format: binary\`); a response without content, such as a 204, is fine.`
+                  : `response ${status} has media type ${code(mediaType)}: the server writes ${JSON_MEDIA_TYPE} (and +json) and XML bodies or bytes, never forms; a response without content, such as a 204, is fine.`,
               );
             }
           }
@@ -492,15 +500,18 @@ function problemSchemaProblem(schema) {
 
 /**
  * What is wrong with an error response's body for the server, or undefined: our `body` as
- * application/json, or RFC 9457 Problem Details (application/problem+json alone, a schema the
+ * application/json, or RFC 9457 Problem Details (application/problem+json, application/problem+xml or both, without application/json; a schema the
  * server can fill; `resolve` follows its `$ref`).
  */
 function errorBodyProblem(response, body, resolve) {
   if (!isObject(response) || !isObject(response.content) || Object.keys(response.content).length === 0) return `has no ${body} body`;
-  const problemDetails = response.content[PROBLEM_MEDIA_TYPE];
-  if (isObject(problemDetails) && !isObject(response.content[JSON_MEDIA_TYPE])) {
-    const why = resolve === undefined ? 'Problem Details' : problemSchemaProblem(resolve(problemDetails.schema));
-    return why === undefined ? undefined : `has ${why} as its ${PROBLEM_MEDIA_TYPE} body`;
+  const problemTypes = [PROBLEM_MEDIA_TYPE, PROBLEM_XML_MEDIA_TYPE].filter((type) => isObject(response.content[type]));
+  if (problemTypes.length > 0 && !isObject(response.content[JSON_MEDIA_TYPE])) {
+    for (const type of problemTypes) {
+      const why = resolve === undefined ? 'Problem Details' : problemSchemaProblem(resolve(response.content[type].schema));
+      if (why !== undefined) return `has ${why} as its ${type} body`;
+    }
+    return undefined;
   }
   const json = response.content[JSON_MEDIA_TYPE];
   if (!isObject(json)) return `has no ${JSON_MEDIA_TYPE} ${body} body`;

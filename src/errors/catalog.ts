@@ -117,6 +117,13 @@ export const CATALOG = {
       notOnPath: (method: string, path: string, allow: string) => ({ message: `${method} is not allowed on ${path}; use ${allow}.`, headers: { Allow: allow } }),
     },
   },
+  not_acceptable: {
+    statuses: [406],
+    body: 'Error',
+    says: {
+      noneAcceptable: (offered: readonly string[]) => `This operation answers ${offered.join(' or ')}; the request's Accept allows none of them.`,
+    },
+  },
   payload_too_large: {
     statuses: [413, 431],
     body: 'Error',
@@ -132,8 +139,11 @@ export const CATALOG = {
     body: 'Error',
     says: {
       // The charset note only where it applies: raw bytes (application/octet-stream, image/*) have none.
-      notAccepted: (accepted: readonly string[]) =>
-        `The request body must be uncompressed ${accepted.join(' or ')}${accepted.some((type) => /json$|^application\/x-www-form-urlencoded$|^multipart\/form-data$/i.test(type)) ? ' (JSON and forms in UTF-8)' : ''}.`,
+      notAccepted: (accepted: readonly string[]) => {
+        const xml = accepted.some((type) => /xml$/i.test(type));
+        const text = xml || accepted.some((type) => /json$|^application\/x-www-form-urlencoded$|^multipart\/form-data$/i.test(type));
+        return `The request body must be uncompressed ${accepted.join(' or ')}${text ? ` (JSON${xml ? ', XML' : ''} and forms in UTF-8)` : ''}.`;
+      },
       partType: (name: string, type: string, accepted: readonly string[]) => `The part "${name}" of the request body is ${type}; it must be ${accepted.join(' or ')}.`,
     },
   },

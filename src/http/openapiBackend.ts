@@ -150,8 +150,8 @@ const checkWith = (validate: ValidateFunction): BodyCheck => (wrapped) => (valid
 
 /**
  * The check of a body other than `application/json` (openapi-backend validates that one, as it
- * compiles one body schema per operation): a `+json` body as JSON is, never coerced; a form's or
- * a multipart body's text fields coerced by their schema, as parameters are (they are text on the
+ * compiles one body schema per operation): a `+json` body as JSON is, never coerced; a form's, an XML
+ * or a multipart body's text fields coerced by their schema, as parameters are (they are text on the
  * wire), its JSON fields as JSON. Undefined for a raw body: its bytes were bounded as they were read.
  */
 export function bodyCheck(declared: DeclaredBody): BodyCheck | undefined {
@@ -160,7 +160,7 @@ export function bodyCheck(declared: DeclaredBody): BodyCheck | undefined {
     const { kind, schema } = declared;
     if (kind === 'raw' || schema === undefined) check = null;
     else if (kind === 'json') check = checkWith((jsonBodies ??= newAjv({ useDefaults: true })).compile(wrap(schema)));
-    else if (kind === 'form') check = checkWith((textFields ??= fieldsAjv()).compile(wrap(schema)));
+    else if (kind === 'form' || kind === 'xml') check = checkWith((textFields ??= fieldsAjv()).compile(wrap(schema)));
     else {
       const parts = splitMultipart(declared, schema);
       const fields = checkWith((textFields ??= fieldsAjv()).compile(wrap(parts.fields)));

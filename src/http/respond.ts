@@ -16,7 +16,9 @@ import type { AnyHandlerResult, Exchange } from './exchange.js';
 import { refuse, Refusal } from '../errors/refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
 import { SANDBOXED_CSP, SECURITY_HEADERS } from './securityHeaders.js';
-import { asProblem, declaresProblem, isErrorLike, PROBLEM_JSON } from './shapes/problems.js';
+import { asProblem, isErrorLike } from './shapes/problems.js';
+import { EncodedBody, type Representations } from './shapes/representations.js';
+import type { DeclaredResponses } from './shapes/declared.js';
 import { redactApiKeys } from '../domain/apiKey.js';
 
 /** The security headers but Cache-Control, flat (name, value, …): an answer's Cache-Control is its own. */
@@ -74,11 +76,13 @@ export function setExchangeHeaders(exchange: Exchange): void {
 }
 
 /**
- * Writes a JSON body with its length (or none when `body` is undefined) after `headers`, a flat
+ * Writes a body with its length (or none when `body` is undefined) after `headers`, a flat
  * list (name, value, …) that it extends, in one `writeHead`: nothing per request but the
- * serialisation itself. Headers set on the response before stay (node:http merges the list into them).
+ * serialisation itself. A value is JSON; bytes and text already encoded (an EncodedBody: XML,
+ * Problem Details) carry their own media type. Headers set on the response before stay (node:http
+ * merges the list into them).
  */
-export function writeJson(res: ServerResponse, status: number, body: unknown, headers: string[] = [], mediaType = JSON_TYPE): void {
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers: string[] = []): void {
   // A response the spec declares without content (204, say): no body, no media type.
   if (body === undefined) {
     res.writeHead(status, headers).end();
@@ -89,8 +93,8 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
     res.writeHead(status, headers).end(body.bytes);
     return;
   }
-  const text = body instanceof JsonText ? body.text : JSON.stringify(body);
-  headers.push('Content-Type', mediaType, 'Content-Length', String(Buffer.byteLength(text)));
+  const text = body instanceof EncodedBody ? body.text : body instanceof JsonText ? body.text : JSON.stringify(body);
+  headers.push('Content-Type', body instanceof EncodedBody ? body.contentType : JSON_TYPE, 'Content-Length', String(Buffer.byteLength(text)));
   res.writeHead(status, headers).end(text);
 }
 
@@ -136,14 +140,14 @@ export function refusalBytes(refusal: Refusal, headers: Readonly<Record<string, 
  * Cache-Control, the sandbox of bytes) replaces its value, as a later setHeader would: a flat list
  * is written as it is, and would otherwise send the header twice.
  */
-export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}, mediaType = JSON_TYPE): void {
+export function answerJson(exchange: Exchange, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const list = exchangeHeaders(exchange);
   for (const name in headers) {
     const at = valueAt(list, name);
     if (at === undefined) list.push(name, headers[name] as string);
     else list[at] = headers[name] as string;
   }
-  writeJson(exchange.res, status, body, list, mediaType);
+  writeJson(exchange.res, status, body, list);
 }
 
 /**
@@ -179,22 +183,40 @@ export interface Responder {
   sendError(exchange: Exchange, error: unknown): void;
 }
 
-export function createResponder(checker: ResponseChecker, logger: Logger): Responder {
+/** An answer's headers with `Vary: Accept` added: its representation was chosen by the request's Accept. */
+const varyingByAccept = (headers: Readonly<Record<string, string>>): Record<string, string> => ({ ...headers, Vary: headers.Vary === undefined ? 'Accept' : `${headers.Vary}, Accept` });
+
+/**
+ * `representations` chooses and writes each answer's representation (./shapes/representations.ts);
+ * an answer no operation declares (an unknown path's 404) is JSON.
+ */
+export function createResponder(checker: ResponseChecker, logger: Logger, representations: Representations): Responder {
   const send: Responder['send'] = (exchange, status, sent, headers = {}) => {
-    // An error answered where the operation declares Problem Details is written as one (./shapes/problems.ts).
-    const problem = status >= 400 && isErrorLike(sent) && declaresProblem(exchange.operation?.responses as Parameters<typeof declaresProblem>[0], status);
-    const body = problem ? asProblem(sent, redactApiKeys((exchange.req.url ?? '/').split('?', 1)[0] ?? '/')) : sent;
-    const mediaType = problem ? PROBLEM_JSON : JSON_TYPE;
+    let body: unknown = sent;
+    let value: unknown = sent;
+    let mediaType: string | undefined;
+    if (sent instanceof EncodedBody) value = sent.value;
+    else if (sent !== undefined && !(sent instanceof BinaryBody)) {
+      const chosen = representations.choose(exchange.operation?.responses as DeclaredResponses | undefined, status, exchange.req.headers.accept);
+      if (chosen !== undefined) {
+        const { representation } = chosen;
+        mediaType = representation.mediaType;
+        // An error answered where Problem Details is the representation is written as one (./shapes/problems.ts).
+        if (representation.problem && status >= 400 && isErrorLike(sent)) value = asProblem(sent, redactApiKeys((exchange.req.url ?? '/').split('?', 1)[0] ?? '/'));
+        body = new EncodedBody(representations.encode(representation, value), representation.contentType, value);
+        if (chosen.varies) headers = varyingByAccept(headers);
+      }
+    }
     if (checker.enabled) {
       const request = `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`;
-      const violation = checker.check(exchange.operation?.operationId, status, body, checkedHeaders(exchange, headers), request);
+      const violation = checker.check(exchange.operation?.operationId, status, value, checkedHeaders(exchange, headers), request, mediaType);
       if (violation) {
         // Checking is on in test and dev only: there the 500 says what the answer would have broken.
         answerJson(exchange, 500, refuse('internal_error', 'breaksContract', violation.problems).body());
         return;
       }
     }
-    answerJson(exchange, status, body, headers, mediaType);
+    answerJson(exchange, status, body, headers);
   };
   const answer: Responder['answer'] = (exchange, { status, body, headers = {} }) =>
     send(exchange, status, body, body instanceof BinaryBody ? { ...headers, 'Content-Security-Policy': SANDBOXED_CSP } : headers);

@@ -5,7 +5,10 @@ import { BinaryBody, JsonText } from '../shared/schemas.js';
 import type { OpenApiDocument } from '../shared/spec.js';
 import { inRange, kindOf } from './bodies/mediaType.js';
 import { newAjv } from './openapiBackend.js';
-import { PROBLEM_JSON } from './shapes/problems.js';
+import { PROBLEM_JSON, PROBLEM_XML } from './shapes/problems.js';
+
+/** The bodies the server writes from a value: JSON and XML (./shapes/representations.ts). */
+const WRITTEN_KINDS: ReadonlySet<string> = new Set(['json', 'xml']);
 import { declaredResponse, type DeclaredResponses } from './shapes/declared.js';
 
 /** Ajv's errors as a reader wants them: `<where> <what>` each, not the error objects' JSON. */
@@ -36,7 +39,10 @@ function errorBodySchemas(backend: OpenAPIBackend): object[] {
     for (const [status, response] of Object.entries(responses)) {
       if (status !== 'default' && !/^[45]/.test(status)) continue;
       // Ours (Error and its kin) and RFC 9457 Problem Details (./shapes/problems.ts).
-      for (const schema of [response?.content?.['application/json']?.schema, response?.content?.[PROBLEM_JSON]?.schema]) if (schema) schemas.set(JSON.stringify(schema), schema);
+      for (const type of ['application/json', PROBLEM_JSON, 'application/xml', PROBLEM_XML]) {
+        const schema = response?.content?.[type]?.schema;
+        if (schema) schemas.set(JSON.stringify(schema), schema);
+      }
     }
   }
   return [...schemas.values()];
@@ -53,6 +59,7 @@ export class ResponseChecker {
   readonly violations: ContractViolation[] = [];
   private readonly errorSchema: ValidateFunction | undefined;
   private readonly declared = new Map<string, Set<string>>();
+  private readonly representationSchemas = new WeakMap<object, ValidateFunction>();
 
   constructor(
     document: OpenApiDocument,
@@ -73,6 +80,20 @@ export class ResponseChecker {
 
   private declaredResponse(operationId: string, status: number): { headers?: Record<string, { required?: boolean }>; content?: object } | undefined {
     return declaredResponse(this.backend.router.getOperation(operationId)?.responses as DeclaredResponses<{ headers?: Record<string, { required?: boolean }>; content?: object }> | undefined, status);
+  }
+
+  /**
+   * The body's schema errors: openapi-backend checks against a status's `application/json` schema
+   * only, so a body written in another representation (XML, Problem Details) is checked against
+   * its own, compiled once.
+   */
+  private bodyErrors(operationId: string, status: number, body: unknown, content: Record<string, unknown> | undefined, mediaType: string | undefined): Parameters<typeof ajvText>[0] {
+    const entry = mediaType === undefined || mediaType === 'application/json' ? undefined : content?.[mediaType];
+    const schema = typeof entry === 'object' && entry !== null && 'schema' in entry ? (entry.schema as object) : undefined;
+    if (schema === undefined) return this.backend.validateResponse(body, operationId, status).errors;
+    let validate = this.representationSchemas.get(schema);
+    if (validate === undefined) this.representationSchemas.set(schema, (validate = newAjv().compile(schema)));
+    return validate(body) ? undefined : validate.errors;
   }
 
   private requiredHeaders(operationId: string, status: number): string[] {
@@ -98,7 +119,8 @@ export class ResponseChecker {
     return violation;
   }
 
-  check(operationId: string | undefined, status: number, sent: unknown, headers: Record<string, string>, request: string): ContractViolation | undefined {
+  /** `mediaType`: the representation the body is written in (./shapes/representations.ts), when one was chosen. */
+  check(operationId: string | undefined, status: number, sent: unknown, headers: Record<string, string>, request: string, mediaType?: string): ContractViolation | undefined {
     if (!this.enabled || !this.errorSchema) return undefined;
     // What the client will parse: text the database serialised is checked as that.
     const body = sent instanceof JsonText ? (JSON.parse(sent.text) as unknown) : sent;
@@ -127,9 +149,9 @@ export class ResponseChecker {
           problems.push(`${where}: the body is ${body.mediaType}, which the spec does not declare for this status (${mediaTypes.join(', ') || 'no content'}): declare it under \`content\`, or answer one of those`);
         }
       } else {
-        if (declaresContent && !mediaTypes.some((type) => kindOf(type.toLowerCase()) === 'json')) problems.push(`${where}: a JSON body was sent, but the spec declares ${mediaTypes.join(', ')} for this status: answer a BinaryBody of one of them`);
-        const bodyResult = this.backend.validateResponse(body, operationId, status);
-        if (bodyResult.errors) problems.push(`${where}: the body does not match the spec's schema: ${ajvText(bodyResult.errors)}`);
+        if (declaresContent && !mediaTypes.some((type) => WRITTEN_KINDS.has(kindOf(type.toLowerCase())))) problems.push(`${where}: a JSON body was sent, but the spec declares ${mediaTypes.join(', ')} for this status: answer a BinaryBody of one of them`);
+        const errors = this.bodyErrors(operationId, status, body, content, mediaType);
+        if (errors) problems.push(`${where}: the body does not match the spec's schema${mediaType === undefined ? '' : ` for ${mediaType}`}: ${ajvText(errors)}`);
         if (!declaresContent) problems.push(`${where}: a body was sent, but the spec declares no content for this status: declare \`content: application/json\` with a schema (an Error one for a 4xx or 5xx), or answer without a body`);
       }
       // 'any' checks the headers that are present; openapi-backend's stricter modes ignore `required`.

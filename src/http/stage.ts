@@ -75,5 +75,5 @@ export function chainStages(stages: readonly Stage[], fail: (exchange: Exchange,
  * The server's own stages, in the order src/pipeline/requestPath.ts runs them; a feature's stage
  * goes before the one it names (src/features/feature.ts).
  */
-export const CORE_STAGES = ['exit', 'probes', 'web', 'before routing', 'match', 'authenticate', 'body', 'validate', 'answer', 'ranges', 'conditional', 'handle'] as const;
+export const CORE_STAGES = ['exit', 'probes', 'web', 'before routing', 'match', 'authenticate', 'body', 'validate', 'negotiate', 'answer', 'ranges', 'conditional', 'handle'] as const;
 export type CoreStage = (typeof CORE_STAGES)[number];

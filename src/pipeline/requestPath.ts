@@ -12,6 +12,7 @@
  *   authenticate     who is calling, from the operation's security: 401, or 503 (./authenticate.ts)
  *   body             by media type (./body.ts)
  *   validate         openapi-backend's compiled validators: 400 (./validate.ts)
+ *   negotiate        an Accept that allows none of the operation's media types: 406 (./negotiate.ts)
  *   answer           wraps the rest; writes the result: headers, the contract check (./answer/answer.ts, src/http/respond.ts)
  *   ranges           wraps the rest; a 200 of bytes: Accept-Ranges, a Range's 206 or 416 (./answer/ranges.ts)
  *   conditional      wraps the rest; a 200 tagged (ETag), or a 304 for If-None-Match (./answer/conditional.ts)
@@ -21,7 +22,7 @@
  * is configured, and nothing otherwise: a request pays for none that is off. With every feature on:
  *
  *   tracing · exit · metrics · cors · probes · web · before routing · match · deprecation ·
- *   authenticate · sunset · rate limit · body · validate · answer · ranges · conditional ·
+ *   authenticate · sunset · rate limit · body · validate · negotiate · answer · ranges · conditional ·
  *   exactly once · handle
  *
  * Before all of them, the transport (src/transport/listen.ts: the listener, connections and their
@@ -35,6 +36,7 @@ import type { PlacedStage } from '../features/feature.js';
 import type { Readiness } from '../transport/drain.js';
 import { beginExchange } from '../http/exchange.js';
 import { createResponder } from '../http/respond.js';
+import { Representations } from '../http/shapes/representations.js';
 import { ResponseChecker, type ContractViolation } from '../http/responseChecker.js';
 import { chainStages, CORE_STAGES, type CoreStage, type Stage } from '../http/stage.js';
 import { compiledBackend } from '../http/openapiBackend.js';
@@ -52,6 +54,7 @@ import { handlerCaller, handleStage } from './handle.js';
 import { probesStage } from './probes.js';
 import { webStage } from './web.js';
 import { matchStage, underBasePath } from './match.js';
+import { negotiateStage } from './negotiate.js';
 import { validateStage } from './validate.js';
 
 export interface AppOptions {
@@ -89,7 +92,8 @@ export function createApp(options: AppOptions): App {
   const basePath = basePathOf(document);
   const backend = compiledBackend(document, basePath, options.validateResponses);
   const checker = new ResponseChecker(document, backend, options.validateResponses, logger);
-  const responder = createResponder(checker, logger);
+  const representations = new Representations(backend.definition.components?.schemas);
+  const responder = createResponder(checker, logger, representations);
   const operations = backend.getOperations();
   const serves = (url: string) => underBasePath(basePath, url);
   const core: Record<CoreStage, Stage> = {
@@ -101,9 +105,10 @@ export function createApp(options: AppOptions): App {
     authenticate: authenticateStage(document, options.keys, options.oauth),
     body: bodyStage,
     validate: validateStage(backend),
+    negotiate: negotiateStage(operations),
     answer: answerStage(responder),
     ranges: rangesStage(operations),
-    conditional: conditionalStage(operations),
+    conditional: conditionalStage(operations, representations),
     handle: handleStage(handlerCaller(options.handlers, options.deps), operations, (exchange, status, removed) =>
       checker.writeOnlyAnswered(exchange.operation?.operationId, status, removed, `${exchange.req.method ?? ''} ${exchange.req.url ?? ''}`),
     ),

@@ -3,7 +3,7 @@
  * in place: parameters are converted to their types and defaults are filled in, so the handler
  * gets what the spec declares. openapi-backend compiles one body schema per operation, its
  * `application/json` one; a body of any other media type is checked against its own schema
- * (bodyCheck: a `+json` body as JSON, a form's or multipart body's text fields coerced as text).
+ * (bodyCheck: a `+json` body as JSON, a form's, an XML or a multipart body's text fields coerced as text).
  * A request that breaks the contract is a 400 naming each field.
  */
 import type { ErrorObject } from 'ajv/dist/2020.js';

@@ -58,6 +58,7 @@ describe('the error catalog against the spec', () => {
       limit: 65536,
       limitKiB: 16,
       accepted: ['application/json'],
+      offered: ['application/json', 'application/xml'],
       requestId: 'req-1',
       problems: ['status 299 is not declared'],
       operationId: 'getPet',

@@ -38,7 +38,7 @@ async function visited(name: string, options: Parameters<Injectable['inject']>[0
 
 describe('the request path: one list, each stage once, in order', () => {
   it('lists the stages in the documented order, the configured features among them', () => {
-    expect(listed).toEqual(['exit', 'cors', 'probes', 'web', 'before routing', 'match', 'deprecation', 'authenticate', 'sunset', 'body', 'validate', 'answer', 'ranges', 'conditional', 'exactly once', 'handle']);
+    expect(listed).toEqual(['exit', 'cors', 'probes', 'web', 'before routing', 'match', 'deprecation', 'authenticate', 'sunset', 'body', 'validate', 'negotiate', 'answer', 'ranges', 'conditional', 'exactly once', 'handle']);
   });
 
   const created = { name: 'Biscuit', categoryId: 2 };

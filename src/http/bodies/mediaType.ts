@@ -8,14 +8,16 @@ import type { IncomingMessage } from 'node:http';
 import { parse as parseContentType } from 'content-type';
 
 /**
- * How a body is read: `json` (`application/json` and every `+json` type, merge patches
- * included), `form` (`application/x-www-form-urlencoded`), `multipart` (`multipart/form-data`),
- * or `raw` (anything else: `application/octet-stream`, `image/*`, `text/*`), kept as bytes.
+ * How a body is read (and an answer written): `json` (`application/json` and every `+json` type,
+ * merge patches included), `xml` (`application/xml`, `text/xml` and every `+xml` type), `form`
+ * (`application/x-www-form-urlencoded`), `multipart` (`multipart/form-data`), or `raw` (anything
+ * else: `application/octet-stream`, `image/*`, `text/*`), kept as bytes.
  */
-export type BodyKind = 'json' | 'form' | 'multipart' | 'raw';
+export type BodyKind = 'json' | 'xml' | 'form' | 'multipart' | 'raw';
 
 export function kindOf(mediaType: string): BodyKind {
   if (mediaType === 'application/json' || mediaType.endsWith('+json')) return 'json';
+  if (mediaType === 'application/xml' || mediaType === 'text/xml' || mediaType.endsWith('+xml')) return 'xml';
   if (mediaType === 'application/x-www-form-urlencoded') return 'form';
   if (mediaType === 'multipart/form-data') return 'multipart';
   return 'raw';

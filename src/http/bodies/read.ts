@@ -13,6 +13,7 @@ import { readJson } from './json.js';
 import { matchDeclared, requestMediaType } from './mediaType.js';
 import { readMultipart } from './multipart.js';
 import { readRaw } from './raw.js';
+import { readXmlBody } from './xml.js';
 
 export interface ReadBody {
   declared: DeclaredBody;
@@ -31,7 +32,7 @@ export async function readBody(exchange: Exchange, bodies: DeclaredBodies): Prom
   const encoding = req.headers['content-encoding'];
   // Compressed bodies are refused too: inflating invites bombs, and the limits are on what is sent.
   const compressed = encoding !== undefined && encoding.toLowerCase() !== 'identity';
-  if (media === undefined || declared === undefined || compressed || ((declared.kind === 'json' || declared.kind === 'form') && !isUtf8Charset(media.charset))) {
+  if (media === undefined || declared === undefined || compressed || (declared.kind !== 'multipart' && declared.kind !== 'raw' && !isUtf8Charset(media.charset))) {
     throw refuse('unsupported_media_type', 'notAccepted', bodies.mediaTypes);
   }
   if (Number(req.headers['content-length']) > declared.limit) throw refuse('payload_too_large', 'body', declared.limit);
@@ -42,6 +43,9 @@ export async function readBody(exchange: Exchange, bodies: DeclaredBodies): Prom
       break;
     case 'form':
       value = await readForm(exchange, declared);
+      break;
+    case 'xml':
+      value = await readXmlBody(exchange, declared);
       break;
     case 'multipart':
       value = await readMultipart(exchange, declared);

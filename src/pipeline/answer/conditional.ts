@@ -11,6 +11,8 @@ import type { Exchange } from '../../http/exchange.js';
 import { SANDBOXED_CSP } from '../../http/securityHeaders.js';
 import { resultStage, type Stage } from '../../http/stage.js';
 import { BinaryBody, JsonText } from '../../shared/schemas.js';
+import type { DeclaredResponses } from '../../http/shapes/declared.js';
+import { EncodedBody, type Representations } from '../../http/shapes/representations.js';
 
 /**
  * The operations whose reads are conditional, from the contract: a GET whose 200 declares an
@@ -26,13 +28,22 @@ function conditionalOperations(operations: readonly Operation[]): Set<string> {
   return conditional;
 }
 
+/** The body as it is sent, in the representation the request's Accept chose: the tag is taken from it (one per representation). */
+function encoded(exchange: Exchange, body: unknown, representations: Representations): { payload: BinaryBody | EncodedBody; varies: boolean } {
+  if (body instanceof BinaryBody || body instanceof EncodedBody) return { payload: body, varies: false };
+  const chosen = representations.choose(exchange.operation?.responses as DeclaredResponses | undefined, 200, exchange.req.headers.accept);
+  if (chosen === undefined) return { payload: new EncodedBody(body instanceof JsonText ? body.text : JSON.stringify(body), 'application/json; charset=utf-8', body), varies: false };
+  const { representation } = chosen;
+  return { payload: new EncodedBody(representations.encode(representation, body), representation.contentType, body), varies: chosen.varies };
+}
+
 /** The exchange's 200, tagged, or its 304; any other result stays as it is. */
-function tag(exchange: Exchange): undefined {
+function tag(exchange: Exchange, representations: Representations): undefined {
   const { result } = exchange;
   if (result === undefined || result.status !== 200) return undefined;
   const { body, headers = {} } = result;
   // Serialised once: the tag is taken from the bytes that are sent.
-  const payload = body instanceof BinaryBody ? body : new JsonText(body instanceof JsonText ? body.text : JSON.stringify(body));
+  const { payload, varies } = encoded(exchange, body, representations);
   // The handler's headers are part of what the tag covers. Bytes whose digest is known, answered
   // without headers of the handler's, get the same tag from it, without hashing megabytes again.
   const digest = payload instanceof BinaryBody && Object.keys(headers).length === 0 ? payload.sha256 : undefined;
@@ -41,6 +52,7 @@ function tag(exchange: Exchange): undefined {
   const tagged: Record<string, string> = { 'Cache-Control': REVALIDATE };
   for (const name in headers) tagged[name] = headers[name] as string;
   tagged.ETag = etag;
+  if (varies) tagged.Vary = tagged.Vary === undefined ? 'Accept' : `${tagged.Vary}, Accept`;
   const ifNoneMatch = exchange.req.headers['if-none-match'];
   if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
     // A 304 carries the headers its 200 would have (RFC 9110 §15.4.5), bytes' sandbox included.
@@ -53,6 +65,6 @@ function tag(exchange: Exchange): undefined {
 }
 
 /** `operations`: the contract's, dereferenced (openapi-backend's getOperations). */
-export function conditionalStage(operations: readonly Operation[]): Stage {
-  return resultStage('conditional', conditionalOperations(operations), tag);
+export function conditionalStage(operations: readonly Operation[], representations: Representations): Stage {
+  return resultStage('conditional', conditionalOperations(operations), (exchange) => tag(exchange, representations));
 }
