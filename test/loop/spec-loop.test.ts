@@ -645,6 +645,22 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       expect(refused.body).toMatchObject({ code: 'validation_failed', details: [{ in: 'body', field: 'payment.cvc' }] });
     });
 
+    it("the real API's representations: a booking sent and answered as XML by its schema's xml object, Problem Details in XML, a 406 for an Accept it cannot answer", async () => {
+      const xml = '<bk:booking xmlns:bk="https://animal-store.example/bookings" id="99"><station>1</station><payment><number>4242424242424242</number><cvc>123</cvc></payment></bk:booking>';
+      const booked = await send(server.api, '/examples/bookings', { method: 'POST', key: server.key, body: xml, headers: { 'Content-Type': 'application/xml', Accept: 'application/xml' } });
+      expect(booked.status, context('POST /examples/bookings (XML)', booked, server.proc)).toBe(201);
+      expect(booked.headers.get('content-type')).toBe('application/xml; charset=utf-8');
+      expect(booked.headers.get('vary')).toBe('Accept');
+      expect(booked.text).toBe('<?xml version="1.0" encoding="UTF-8"?><bk:booking xmlns:bk="https://animal-store.example/bookings" id="7"><status>pending</status><station>1</station><payment><last4>4242</last4></payment></bk:booking>');
+      const refused = await send(server.api, '/examples/bookings', { method: 'POST', key: server.key, body: '<!DOCTYPE b [<!ENTITY x SYSTEM "file:///etc/passwd">]><booking>&x;</booking>', headers: { 'Content-Type': 'application/xml', Accept: 'application/problem+xml' } });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('content-type')).toBe('application/problem+xml; charset=utf-8');
+      expect(refused.text).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><problem xmlns="urn:ietf:rfc:7807"><type>https:\/\/animal-store.example\/problems\/validation_failed<\/type>.*DOCTYPE/);
+      const unacceptable = await call(server.api, '/examples/bookings', { method: 'POST', key: server.key, body: { station: 1, payment: { number: '4242424242424242', cvc: '123' } }, headers: { Accept: 'text/html' } });
+      expect(unacceptable.status).toBe(406);
+      expect(unacceptable.body).toMatchObject({ status: 406, code: 'not_acceptable' });
+    });
+
     it('a new operation with `security: []` answers 200 without a key, and ignores a bad one', async () => {
       for (const headers of [{}, { Authorization: 'Bearer ask_not-a-key' }]) {
         const reply = await call(server.api, '/examples/species', { headers });

@@ -77,10 +77,10 @@ export class Representations {
   private readonly offers = new WeakMap<object, Map<number, Offer | null>>();
   private readonly xml: XmlWriter;
 
-  /** `components`: the dereferenced spec's schemas, whose names XML gives root elements. */
+  /** `components`: the dereferenced spec's schemas, whose names XML gives root elements (a read or write view's twin by its schema's name: ./views.ts). */
   constructor(components: Readonly<Record<string, unknown>> | undefined) {
     const names = new Map<object, string>();
-    for (const [name, schema] of Object.entries(components ?? {})) if (typeof schema === 'object' && schema !== null) names.set(schema, name);
+    for (const [name, schema] of Object.entries(components ?? {})) if (typeof schema === 'object' && schema !== null) names.set(schema, name.replace(/\.(?:read|write)$/, ''));
     this.xml = new XmlWriter(names as ComponentNames);
   }
 
