@@ -414,9 +414,12 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         }
       });
 
-      check('an Accept header without application/json still gets an answer the contract declares', { difference: 'prism-accept-not-json' }, async () => {
+      check('an Accept header without application/json is a 406 not_acceptable Error the contract declares (its default); one that allows JSON is answered', { difference: 'prism-accept-not-json' }, async () => {
         for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
-          expectConforms(operationId, await send(path, { headers: { Accept: 'text/html' } }));
+          const refused = await send(path, { headers: { Accept: 'text/html' } });
+          expectErrorBody(refused, 406, 'not_acceptable');
+          expectConforms(operationId, refused);
+          expectConforms(operationId, await send(path, { headers: { Accept: 'text/html, */*;q=0.1' } }));
         }
       });
 
