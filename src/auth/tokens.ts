@@ -6,6 +6,9 @@
  * `exp` and `nbf` with a small skew. Keys are cached; an unknown `kid` refetches them, at most once
  * every 30 s (jose's cooldown), so a rotation needs no restart and made-up kids cannot hammer the
  * issuer. An issuer that cannot be reached makes the token unchecked (a 503 to retry), never valid.
+ * A token found valid is kept, by its text, until it expires (at most KEPT_TOKEN_MS): a client's
+ * next calls with it are answered from memory, as an API key's are, without a signature to check
+ * again; only valid verdicts are kept, and at most KEPT_TOKENS of them.
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 
@@ -19,7 +22,8 @@ export interface OAuthSettings {
 }
 
 export interface TokenChecker {
-  check(token: string): Promise<TokenVerdict>;
+  /** A token seen valid before is answered at once; any other is verified. */
+  check(token: string): TokenVerdict | Promise<TokenVerdict>;
 }
 
 /** Asymmetric signatures only (RFC 8725 §3.1): an HMAC or `none` is refused. */
@@ -31,6 +35,12 @@ export const KEYS_COOLDOWN_MS = 30_000;
 /** A discovery that failed is tried again after this, not on every request. */
 export const DISCOVERY_RETRY_MS = 5_000;
 const FETCH_TIMEOUT_MS = 5_000;
+/** Valid tokens kept at most this long, however far their `exp`: a key the issuer stops publishing stops them within it. */
+export const KEPT_TOKEN_MS = 5 * 60_000;
+/** Valid tokens kept at once; past it the oldest go first. */
+export const KEPT_TOKENS = 10_000;
+
+type Valid = Exclude<TokenVerdict, 'invalid' | 'unavailable'>;
 
 /** Errors that say the token is bad; any other (the issuer unreachable, a broken key set) says it could not be checked. */
 const REFUSED = new Set(['ERR_JWT_EXPIRED', 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED', 'ERR_JOSE_ALG_NOT_ALLOWED', 'ERR_JWS_INVALID', 'ERR_JWT_INVALID', 'ERR_JWKS_NO_MATCHING_KEY', 'ERR_JOSE_NOT_SUPPORTED', 'ERR_JWKS_MULTIPLE_MATCHING_KEYS']);
@@ -78,22 +88,35 @@ export function tokenChecker({ discoveryUrl, audience, expectedIssuer, keysCoold
     }
     return discovered;
   };
+  // In insertion order: the first is the oldest, the first to go when the map is full.
+  const kept = new Map<string, { verdict: Valid; until: number }>();
+  const verify = async (token: string): Promise<TokenVerdict> => {
+    let found: Discovered;
+    try {
+      found = await issuer();
+    } catch {
+      return 'unavailable';
+    }
+    try {
+      const { payload } = await jwtVerify(token, found.keys, { issuer: found.issuer, audience, algorithms: ALGORITHMS, clockTolerance: CLOCK_SKEW_S, requiredClaims: ['exp'] });
+      const subject = typeof payload.sub === 'string' ? payload.sub : (payload as { client_id?: unknown }).client_id;
+      if (typeof subject !== 'string') return 'invalid';
+      const verdict: Valid = { caller: `${found.issuer}#${subject}`, scopes: scopesOf(payload) };
+      if (kept.size >= KEPT_TOKENS) kept.delete(kept.keys().next().value as string);
+      kept.set(token, { verdict, until: Math.min((payload.exp as number) * 1000, Date.now() + KEPT_TOKEN_MS) });
+      return verdict;
+    } catch (error) {
+      return error instanceof errors.JOSEError && REFUSED.has(error.code) ? 'invalid' : 'unavailable';
+    }
+  };
   return {
-    async check(token) {
-      let found: Discovered;
-      try {
-        found = await issuer();
-      } catch {
-        return 'unavailable';
+    check(token) {
+      const known = kept.get(token);
+      if (known !== undefined) {
+        if (known.until > Date.now()) return known.verdict;
+        kept.delete(token);
       }
-      try {
-        const { payload } = await jwtVerify(token, found.keys, { issuer: found.issuer, audience, algorithms: ALGORITHMS, clockTolerance: CLOCK_SKEW_S, requiredClaims: ['exp'] });
-        const subject = typeof payload.sub === 'string' ? payload.sub : (payload as { client_id?: unknown }).client_id;
-        if (typeof subject !== 'string') return 'invalid';
-        return { caller: `${found.issuer}#${subject}`, scopes: scopesOf(payload) };
-      } catch (error) {
-        return error instanceof errors.JOSEError && REFUSED.has(error.code) ? 'invalid' : 'unavailable';
-      }
+      return verify(token);
     },
   };
 }

@@ -97,8 +97,12 @@ export function authenticateStage(document: OpenApiDocument, keys: KeyChecker, o
           if (credential === undefined || scheme === undefined) verdicts.set(name, 'missing');
           else if (scheme.tokens === undefined) verdicts.set(name, keys.check(credential));
           else {
-            verdicts.set(name, 'unavailable');
-            (pending ??= []).push(scheme.tokens.check(credential).then((verdict) => void verdicts.set(name, verdict)));
+            const verdict = scheme.tokens.check(credential);
+            if (!(verdict instanceof Promise)) verdicts.set(name, verdict);
+            else {
+              verdicts.set(name, 'unavailable');
+              (pending ??= []).push(verdict.then((found) => void verdicts.set(name, found)));
+            }
           }
         }
       }

@@ -156,7 +156,7 @@ describe('access tokens of an OpenID provider, by the client-credentials grant',
     }
   });
 
-  it('a key rotated at the provider is fetched again on its unknown kid, with no restart; the provider down makes a token unchecked (503), never valid', async () => {
+  it('a key rotated at the provider is fetched again on its unknown kid, with no restart; a valid token is kept until it expires; the provider down makes a new token unchecked (503), never valid', async () => {
     const port = Number(new URL(provider.issuer).port);
     const stop = async () => {
       provider.server.closeAllConnections();
@@ -170,6 +170,10 @@ describe('access tokens of an OpenID provider, by the client-credentials grant',
     const rotated = await clientToken(provider.issuer, WRITER, 'pets:read');
     expect(await checker.check(rotated)).toMatchObject({ caller: `${provider.issuer}#${WRITER.id}` });
     await stop();
+    // A token found valid is kept until it expires: answered at once, from memory, the provider down or not.
+    const remembered = checker.check(rotated);
+    expect(remembered).not.toBeInstanceOf(Promise);
+    expect(remembered).toMatchObject({ caller: `${provider.issuer}#${WRITER.id}` });
     const later = tokenChecker({ discoveryUrl: `${provider.issuer}/.well-known/openid-configuration`, audience: AUDIENCE });
     expect(await later.check(rotated)).toBe('unavailable');
     const refused = await call('POST', rotated);
