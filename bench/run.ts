@@ -12,10 +12,11 @@ import type { BenchOptions } from './options.js';
 import { printReport, summarise, writeResults, type Outcome, type RoundResult, type ScenarioSummary } from './report.js';
 import { PHOTO_SCENARIOS, photoScenarios } from './photos.js';
 import { measureScale } from './scale.js';
-import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, GET_PET_ONE, judgeGoals, LIST_PETS, PEER, POSTGRES_PGBOUNCER, POSTGRES_UNNAMED, sameRound, type DeepCursor, type Scenario } from './scenarios.js';
+import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, GET_PET_ONE, judgeGoals, LIST_PETS, OAUTH, oauthScenarios, PEER, POSTGRES_PGBOUNCER, POSTGRES_UNNAMED, sameRound, type DeepCursor, type Scenario } from './scenarios.js';
+import { AUDIENCE, clientToken, signingKey, startProvider, WRITER } from '../test/support/oidcProvider.js';
 import { log, median, round2, runStarted } from './stats.js';
 import { copySqliteStore, prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
-import { auth, serverCommand, startApi, startBaseline, startFloor, startPeer, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
+import { auth, serverCommand, startApi, startBaseline, startFloor, startOAuthServer, startPeer, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
 
 interface Seeded {
   store: PreparedStore;
@@ -133,6 +134,14 @@ async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | unde
       const entry = command.args.at(-1) ?? '';
       const before = await startApi(stores.sqlite.store, 'server (sqlite before)', { ...command, args: [...command.args.slice(0, -1), join(resolve(opts.against), entry)] }, opts);
       targets.push({ name: `${name} ${BEFORE}`, store: name, server: before, scenarios, ours: false });
+    }
+    if (name === 'sqlite') {
+      // A real OpenID provider in this process (oidc-provider), its tokens valid for the whole run.
+      const provider = await startProvider(await signingKey('bench'), 0, 6 * 3600);
+      provider.server.unref();
+      const token = await clientToken(provider.issuer, WRITER, 'pets:read pets:write');
+      const oauth = await startOAuthServer(server.store, opts, provider.issuer, AUDIENCE);
+      targets.push({ name: `${name} ${OAUTH}`, store: name, server: oauth, scenarios: oauthScenarios(token), ours: false });
     }
     if (name === 'sqlite' && stores.peer) {
       const peer = await startPeer(stores.peer, opts);

@@ -28,6 +28,18 @@ export const GET_PET = 'getPet (ids across store)';
 /** One id over and over, as the independent wrk measurement of issue 31 did: the row cache-friendly code wins on. */
 export const GET_PET_ONE = 'getPet (one id)';
 export const LIST_PETS = 'listPets limit=20';
+/** The server on the contract with an oauth2 scheme beside the key (./oauthServer.ts), and its two ways to call getPet. */
+export const OAUTH = 'OAuth2 spec';
+export const GET_PET_KEY = 'getPet (one id, API key)';
+export const GET_PET_TOKEN = 'getPet (one id, OAuth2 token)';
+
+/** getPet of one id on the OAuth2 spec's server, with the store's key and with `token`: a token's cost against a key's. */
+export function oauthScenarios(token: string): Scenario[] {
+  return [
+    { name: GET_PET_KEY, expected: 200, request: (o, k) => ({ url: `${o}/v1/pets/1`, headers: auth(k) }) },
+    { name: GET_PET_TOKEN, expected: 200, request: (o) => ({ url: `${o}/v1/pets/1`, headers: { Authorization: `Bearer ${token}` } }) },
+  ];
+}
 
 const BAD_KEY = `ask_${'A'.repeat(43)}`;
 
@@ -167,6 +179,11 @@ export function judgeGoals(input: GoalInput): Goal[] {
     const ratio = sameRound(pooled, ours, (a, b) => a.rps / b.rps);
     goals.push(goal(`PostgreSQL ${scenario} through PgBouncer ≥ 0.8× direct req/s`, ratio, 0.8, `${ratio}× (${pooled.rps} vs ${ours?.rps} req/s)`));
   }
+  // Issue 47: a verified token costs about what a key does (it is kept until it expires, as keys are kept).
+  const token = find(`sqlite ${OAUTH}`, GET_PET_TOKEN);
+  const key = find(`sqlite ${OAUTH}`, GET_PET_KEY);
+  const tokenRatio = sameRound(token, key, (a, b) => a.rps / b.rps);
+  goals.push(goal('getPet with an OAuth2 token ≥ 0.85× the same call with an API key (one server, same rounds)', tokenRatio, 0.85, `${tokenRatio}× (${token?.rps} vs ${key?.rps} req/s)`));
   const rss = input.rssMiB.sqlite ?? Number.NaN;
   const postgres = input.rssMiB.postgres === undefined ? '' : `; PostgreSQL's server ${input.rssMiB.postgres} MiB, not judged`;
   goals.push(goal('RSS after load ≤ 120 MiB (SQLite server)', rss, 120, `${rss} MiB${postgres}`, true));

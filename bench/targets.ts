@@ -124,6 +124,10 @@ async function startBenchServer(label: string, file: string, path: string, store
 /** A floor server on `store`: our key check, handlers, store and the contract's headers, with `router` in front. */
 export const startFloor = (store: PreparedStore, router: FloorRouter, opts: BenchOptions) => startBenchServer(`floor (${router})`, 'floorServer.ts', '/healthz', store, opts, { FLOOR_ROUTER: router });
 
+/** Our server on the contract with an oauth2 scheme beside the key (./oauthServer.ts), its tokens from `issuer` for `audience`. */
+export const startOAuthServer = (store: PreparedStore, opts: BenchOptions, issuer: string, audience: string) =>
+  startBenchServer('server (OAuth2 spec)', 'oauthServer.ts', '/v1/pets?limit=1', store, opts, { OAUTH_ISSUER: issuer, OAUTH_AUDIENCE: audience });
+
 /** The Fastify peer (./peer.ts) on `store`, a copy of the SQLite store of its own. */
 export const startPeer = (store: PreparedStore, opts: BenchOptions) => startBenchServer('Fastify peer', 'peer.ts', '/v1/pets?limit=1', store, opts);
 

@@ -6,10 +6,7 @@
  * its issuer, audience and expiry, and the scopes the operation lists. Through the whole list of
  * stages, in process, response checking on.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWK } from 'jose';
-import Provider from 'oidc-provider';
+import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handlers } from '../../generated/handlers.js';
 import type { Handlers } from '../../src/domain/contract.js';
@@ -17,60 +14,7 @@ import { tokenChecker } from '../../src/auth/tokens.js';
 import { authenticateStage } from '../../src/pipeline/authenticate.js';
 import { loadBundledSpec, type OpenApiDocument } from '../../src/shared/spec.js';
 import { injectable, type Injectable } from '../support/inject.js';
-
-const AUDIENCE = 'https://api.animal-store.example/v1';
-const WRITER = { id: 'writer-example', secret: 'writer-example-secret-0123456789abcdef' };
-const READER = { id: 'reader-example', secret: 'reader-example-secret-0123456789abcdef' };
-
-type SigningKey = { jwk: JWK; privateKey: CryptoKey };
-async function signingKey(kid: string): Promise<SigningKey> {
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  return { privateKey, jwk: { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' } };
-}
-
-/** An OpenID provider at `port` (0: any) signing with `key`; resolves with its server and issuer. */
-async function startProvider(key: SigningKey, port = 0): Promise<{ server: Server; issuer: string }> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      { client_id: WRITER.id, client_secret: WRITER.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES256', scope: 'pets:read pets:write' },
-      { client_id: READER.id, client_secret: READER.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES256', scope: 'pets:read' },
-    ],
-    jwks: { keys: [key.jwk] },
-    scopes: ['pets:read', 'pets:write'],
-    features: {
-      clientCredentials: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => AUDIENCE,
-        useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: 'pets:read pets:write', audience: AUDIENCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
-      },
-    },
-  });
-  server.on('request', provider.callback());
-  return { server, issuer };
-}
-
-async function clientToken(issuer: string, client: { id: string; secret: string }, scope: string, attempt = 1): Promise<string> {
-  let response: Response;
-  try {
-    response = await fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'client_credentials', scope, resource: AUDIENCE }),
-    });
-  } catch (error) {
-    // A connection kept alive to the provider this test restarted: fetch's pool learns it is gone on its use.
-    if (attempt === 1) return clientToken(issuer, client, scope, 2);
-    throw error;
-  }
-  const body = (await response.json()) as { access_token?: string };
-  if (body.access_token === undefined) throw new Error(`the provider gave no token: ${JSON.stringify(body)}`);
-  return body.access_token;
-}
+import { AUDIENCE, clientToken, READER, signingKey, startProvider, WRITER, type RunningProvider, type SigningKey } from '../support/oidcProvider.js';
 
 function withOAuth(): OpenApiDocument {
   const document = structuredClone(loadBundledSpec()) as unknown as { paths: Record<string, unknown>; components: { securitySchemes: Record<string, unknown> } };
@@ -92,7 +36,7 @@ function withOAuth(): OpenApiDocument {
 }
 
 let key: SigningKey;
-let provider: { server: Server; issuer: string };
+let provider: RunningProvider;
 let t: Injectable;
 const callers: Array<string | undefined> = [];
 beforeAll(async () => {
