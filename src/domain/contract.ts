@@ -88,12 +88,14 @@ export type DefaultStatus = 501 | 503;
 
 /**
  * What a handler may answer for a declared content, in its read view (no write-only property:
- * src/http/shapes/views.ts): JSON (or text the database serialised), or bytes of a declared binary media type.
+ * src/http/shapes/views.ts): a value (or JSON text the database serialised) that the server writes
+ * as JSON or XML, whichever Accept chose (src/http/shapes/representations.ts), or bytes of a
+ * declared binary media type.
  */
 type Answered<C> = {
-  [M in keyof C]: M extends 'application/problem+json'
+  [M in keyof C]: M extends 'application/problem+json' | 'application/problem+xml'
     ? Readable<C[M]> | ConvertedError
-    : M extends 'application/json' | `${string}+json`
+    : M extends 'application/json' | `${string}+json` | 'application/xml' | 'text/xml' | `${string}+xml`
       ? Readable<C[M]> | JsonText<Readable<C[M]>>
       : BinaryBody<Carried<M & string>>;
 }[keyof C];
