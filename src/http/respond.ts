@@ -16,8 +16,7 @@ import type { AnyHandlerResult, Exchange } from './exchange.js';
 import { refuse, Refusal } from '../errors/refusal.js';
 import type { ResponseChecker } from './responseChecker.js';
 import { SANDBOXED_CSP, SECURITY_HEADERS } from './securityHeaders.js';
-import { asProblem, isErrorLike } from './shapes/problems.js';
-import { EncodedBody, type Representations } from './shapes/representations.js';
+import { EncodedBody, varyingByAccept, type Representations } from './shapes/representations.js';
 import type { DeclaredResponses } from './shapes/declared.js';
 import { redactApiKeys } from '../domain/apiKey.js';
 
@@ -183,9 +182,6 @@ export interface Responder {
   sendError(exchange: Exchange, error: unknown): void;
 }
 
-/** An answer's headers with `Vary: Accept` added: its representation was chosen by the request's Accept. */
-const varyingByAccept = (headers: Readonly<Record<string, string>>): Record<string, string> => ({ ...headers, Vary: headers.Vary === undefined ? 'Accept' : `${headers.Vary}, Accept` });
-
 /**
  * `representations` chooses and writes each answer's representation (./shapes/representations.ts);
  * an answer no operation declares (an unknown path's 404) is JSON.
@@ -197,14 +193,12 @@ export function createResponder(checker: ResponseChecker, logger: Logger, repres
     let mediaType: string | undefined;
     if (sent instanceof EncodedBody) value = sent.value;
     else if (sent !== undefined && !(sent instanceof BinaryBody)) {
-      const chosen = representations.choose(exchange.operation?.responses as DeclaredResponses | undefined, status, exchange.req.headers.accept);
-      if (chosen !== undefined) {
-        const { representation } = chosen;
-        mediaType = representation.mediaType;
-        // An error answered where Problem Details is the representation is written as one (./shapes/problems.ts).
-        if (representation.problem && status >= 400 && isErrorLike(sent)) value = asProblem(sent, redactApiKeys((exchange.req.url ?? '/').split('?', 1)[0] ?? '/'));
-        body = new EncodedBody(representations.encode(representation, value), representation.contentType, value);
-        if (chosen.varies) headers = varyingByAccept(headers);
+      const instance = () => redactApiKeys((exchange.req.url ?? '/').split('?', 1)[0] ?? '/');
+      const written = representations.written(exchange.operation?.responses as DeclaredResponses | undefined, status, exchange.req.headers.accept, sent, instance);
+      if (written !== undefined) {
+        ({ body, mediaType } = written);
+        value = written.body.value;
+        if (written.varies) headers = varyingByAccept(headers);
       }
     }
     if (checker.enabled) {

@@ -6,10 +6,10 @@ import type { OpenApiDocument } from '../shared/spec.js';
 import { inRange, kindOf } from './bodies/mediaType.js';
 import { newAjv } from './openapiBackend.js';
 import { PROBLEM_JSON, PROBLEM_XML } from './shapes/problems.js';
+import { declaredResponse, type DeclaredResponses } from './shapes/declared.js';
 
 /** The bodies the server writes from a value: JSON and XML (./shapes/representations.ts). */
 const WRITTEN_KINDS: ReadonlySet<string> = new Set(['json', 'xml']);
-import { declaredResponse, type DeclaredResponses } from './shapes/declared.js';
 
 /** Ajv's errors as a reader wants them: `<where> <what>` each, not the error objects' JSON. */
 function ajvText(errors: ReadonlyArray<{ instancePath?: string; message?: string; params?: unknown }> | null | undefined): string {

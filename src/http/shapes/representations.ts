@@ -13,9 +13,10 @@
  */
 import Negotiator from 'negotiator';
 import { JsonText } from '../../shared/schemas.js';
+import { isBinary } from '../bodies/declared.js';
 import { kindOf } from '../bodies/mediaType.js';
 import { declaredResponse, type DeclaredResponses } from './declared.js';
-import { PROBLEM_JSON, PROBLEM_XML } from './problems.js';
+import { asProblem, isErrorLike, PROBLEM_JSON, PROBLEM_XML } from './problems.js';
 import { XmlWriter, type ComponentNames, type Schema } from './xml.js';
 
 export interface Representation {
@@ -57,6 +58,11 @@ const KEPT_ACCEPT_VALUES = 32;
 /** Whether the negotiator can weigh a declared media type: a range (`image/*`) it cannot. */
 const negotiable = (type: string): boolean => !type.includes('*');
 
+/** `headers` with `Accept` added to their `Vary`: the answer's representation was chosen by it. */
+export function varyingByAccept(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...headers, Vary: headers.Vary === undefined ? 'Accept' : `${headers.Vary}, Accept` };
+}
+
 export function chooseMediaType(accept: string | undefined, types: string[]): string | undefined {
   if (accept === undefined) return types[0];
   return new Negotiator({ headers: { accept } }).mediaType(types);
@@ -68,7 +74,7 @@ function representationOf(mediaType: string, entry: unknown): Representation | u
   if (kind !== 'json' && kind !== 'xml') return undefined;
   const schema = typeof entry === 'object' && entry !== null && 'schema' in entry ? (entry.schema as Schema) : undefined;
   // Bytes (a binary string) are the handler's to answer in their own media type.
-  if (schema !== undefined && (schema.format === 'binary' || schema.contentMediaType !== undefined)) return undefined;
+  if (isBinary(schema)) return undefined;
   const contentType = type === 'application/json' ? JSON_CONTENT_TYPE : kind === 'xml' ? `${type}; charset=utf-8` : type;
   return { mediaType: type, contentType, kind, problem: type === PROBLEM_JSON || type === PROBLEM_XML, schema };
 }
@@ -120,8 +126,21 @@ export class Representations {
     return { representation: chosen, varies: true };
   }
 
+  /**
+   * `value` as the answer of `status` is sent: in the representation `accept` chose, as Problem
+   * Details where that is one and the value an error (`instance`: the request's path), with the
+   * media type it is checked as; undefined where the status declares none (sent as JSON).
+   */
+  written(responses: DeclaredResponses | undefined, status: number, accept: string | undefined, value: unknown, instance: () => string): { body: EncodedBody; mediaType: string; varies: boolean } | undefined {
+    const chosen = this.choose(responses, status, accept);
+    if (chosen === undefined) return undefined;
+    const { representation } = chosen;
+    const sent = representation.problem && status >= 400 && isErrorLike(value) ? asProblem(value, instance()) : value;
+    return { body: new EncodedBody(this.encode(representation, sent), representation.contentType, sent), mediaType: representation.mediaType, varies: chosen.varies };
+  }
+
   /** A value as text of its representation. */
-  encode(representation: Representation, value: unknown): string {
+  private encode(representation: Representation, value: unknown): string {
     if (representation.kind === 'json') return value instanceof JsonText ? value.text : JSON.stringify(value);
     const plain: unknown = value instanceof JsonText ? JSON.parse(value.text) : value;
     return this.xml.document(plain, representation.schema, representation.problem);

@@ -12,7 +12,7 @@ import { SANDBOXED_CSP } from '../../http/securityHeaders.js';
 import { resultStage, type Stage } from '../../http/stage.js';
 import { BinaryBody, JsonText } from '../../shared/schemas.js';
 import type { DeclaredResponses } from '../../http/shapes/declared.js';
-import { EncodedBody, type Representations } from '../../http/shapes/representations.js';
+import { EncodedBody, varyingByAccept, type Representations } from '../../http/shapes/representations.js';
 
 /**
  * The operations whose reads are conditional, from the contract: a GET whose 200 declares an
@@ -31,10 +31,9 @@ function conditionalOperations(operations: readonly Operation[]): Set<string> {
 /** The body as it is sent, in the representation the request's Accept chose: the tag is taken from it (one per representation). */
 function encoded(exchange: Exchange, body: unknown, representations: Representations): { payload: BinaryBody | EncodedBody; varies: boolean } {
   if (body instanceof BinaryBody || body instanceof EncodedBody) return { payload: body, varies: false };
-  const chosen = representations.choose(exchange.operation?.responses as DeclaredResponses | undefined, 200, exchange.req.headers.accept);
-  if (chosen === undefined) return { payload: new EncodedBody(body instanceof JsonText ? body.text : JSON.stringify(body), 'application/json; charset=utf-8', body), varies: false };
-  const { representation } = chosen;
-  return { payload: new EncodedBody(representations.encode(representation, body), representation.contentType, body), varies: chosen.varies };
+  const written = representations.written(exchange.operation?.responses as DeclaredResponses | undefined, 200, exchange.req.headers.accept, body, () => '');
+  if (written === undefined) return { payload: new EncodedBody(body instanceof JsonText ? body.text : JSON.stringify(body), 'application/json; charset=utf-8', body), varies: false };
+  return { payload: written.body, varies: written.varies };
 }
 
 /** The exchange's 200, tagged, or its 304; any other result stays as it is. */
@@ -49,10 +48,10 @@ function tag(exchange: Exchange, representations: Representations): undefined {
   const digest = payload instanceof BinaryBody && Object.keys(headers).length === 0 ? payload.sha256 : undefined;
   const etag = digest !== undefined ? entityTagOfDigest(digest) : entityTag(payload instanceof BinaryBody ? payload.bytes : payload.text, headers);
   // Cache-Control first: a handler's own (a contract that declares one) still wins, as it did over no-store.
-  const tagged: Record<string, string> = { 'Cache-Control': REVALIDATE };
+  let tagged: Record<string, string> = { 'Cache-Control': REVALIDATE };
   for (const name in headers) tagged[name] = headers[name] as string;
   tagged.ETag = etag;
-  if (varies) tagged.Vary = tagged.Vary === undefined ? 'Accept' : `${tagged.Vary}, Accept`;
+  if (varies) tagged = varyingByAccept(tagged);
   const ifNoneMatch = exchange.req.headers['if-none-match'];
   if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
     // A 304 carries the headers its 200 would have (RFC 9110 §15.4.5), bytes' sandbox included.
