@@ -588,8 +588,9 @@ export interface components {
             };
         };
         /**
-         * @description Any other error: 405 (`method_not_allowed`), 501 (`not_implemented`),
-         *     503 (`service_unavailable`), or what the HTTP layer refuses before an operation is
+         * @description Any other error: 405 (`method_not_allowed`), 406 (`not_acceptable`: the request's
+         *     `Accept` allows none of the media types the operation answers with), 501
+         *     (`not_implemented`), 503 (`service_unavailable`), or what the HTTP layer refuses before an operation is
          *     chosen: 400 (malformed HTTP), 408 (too slow) and 431 (headers too large). The body is
          *     always an `Error`.
          */

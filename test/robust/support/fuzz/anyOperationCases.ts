@@ -23,6 +23,11 @@ export interface AnyOperationContext {
   knownIds: readonly number[];
 }
 
+/** The media types its 2xx answers declare. */
+function successMediaTypes(op: OperationSpec): string[] {
+  return Object.entries(op.responses).filter(([status]) => /^2(?:\d\d|XX)$/.test(status)).flatMap(([, response]) => response.mediaTypes);
+}
+
 /** Whether the operation asks for a key: its own `security`, else the document's. */
 function isSecured(contract: ContractSpec, op: OperationSpec): boolean {
   const paths = contract.document.paths as Record<string, Record<string, { security?: unknown[] }>> | undefined;
@@ -152,6 +157,13 @@ export function anyOperationCases(ctx: AnyOperationContext): fc.Arbitrary<Invali
     someValid.chain((wire) => wrongMethod(contract, op, wire.target, key)),
   ];
   if (isSecured(contract, op)) faults.push(unauthenticated(key, someValid));
+  // An Accept that allows none of the media types its successes declare: 406 (RFC 9110 §15.5.7).
+  // A declared range (image/*) can match anything, and an operation that answers no content has
+  // nothing to negotiate: the spec defines no refusal for those.
+  const answered = successMediaTypes(op);
+  if (answered.length > 0 && answered.every((type) => !type.includes('*'))) {
+    faults.push(someValid.map((wire): InvalidCase => ({ family: 'an Accept it cannot answer', wire: { ...wire, headers: [...wire.headers, ['Accept', 'application/vnd.examples-fuzz+cbor']] }, expect: { kind: 'reject', statuses: [406], code: 'not_acceptable' } })));
+  }
 
   return fc.oneof({ arbitrary: valid, weight: 4 }, ...broken.map((arbitrary) => ({ arbitrary, weight: 2 })), ...faults.map((arbitrary) => ({ arbitrary, weight: 1 })));
 }

@@ -69,7 +69,7 @@ export function duplicateAuth(key: string): fc.Arbitrary<Header[]> {
 /** Headers a client may add that must change nothing about the outcome. */
 export const benignHeaders: fc.Arbitrary<Header[]> = fc.subarray<Header>([
   ['Accept', 'text/html, */*;q=0.1'],
-  ['Accept', 'application/xml'],
+  ['Accept', 'application/xml, */*;q=0.1'],
   ['Accept-Charset', 'iso-8859-1'],
   ['Accept-Encoding', 'gzip, br'],
   ['X-Request-Id', 'fuzz-req.1_2-3'],

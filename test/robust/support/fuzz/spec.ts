@@ -49,6 +49,8 @@ export interface ResponseSpec {
   headers: Record<string, HeaderSpec>;
   /** The `application/json` schema, when the response has a body. */
   schema: JsonSchema | undefined;
+  /** Every media type the response declares (JSON, XML, Problem Details, images). */
+  mediaTypes: string[];
 }
 
 export interface OperationSpec {
@@ -139,6 +141,7 @@ function responseSpec(raw: unknown, what: string): ResponseSpec {
     description: typeof response.description === 'string' ? response.description : '',
     headers,
     schema: json && isRecord(json.schema) ? (json.schema as JsonSchema) : undefined,
+    mediaTypes: Object.keys(content),
   };
 }
 
