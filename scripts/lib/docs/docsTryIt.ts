@@ -1,7 +1,7 @@
 /**
  * What the docs' "Try it" panel knows about a contract: for each operation its method, path,
- * parameters (with an example to start from), whether it needs the API key, and its request
- * body's first example. Derived from the bundled contract when the docs are built, so a new
+ * parameters (with an example to start from), the credentials it takes (each security scheme a
+ * page can send), and its request body's first example. Derived from the bundled contract when the docs are built, so a new
  * operation gets its form without code; the panel itself (./docsTryItPanel.ts) only reads this.
  */
 import { isNode, operationsOf, resolveRef, type Node } from '../operations.js';
@@ -40,20 +40,34 @@ export interface TryItBody {
   fields?: TryItFormField[];
 }
 
+/** A credential the panel can send: one security scheme an operation's requirements name. */
+export interface TryItCredential {
+  /** The scheme's name in the contract. */
+  scheme: string;
+  /** `Authorization: Bearer <value>`, `Authorization: Basic` with the value as the user name and no password, or a header of its own. */
+  as: 'bearer' | 'basic' | 'header';
+  /** `header`: the header's name. */
+  header?: string;
+  /** An API key of this server, or an access token of the contract's issuer (oauth2, openIdConnect). */
+  holds: 'key' | 'token';
+  /** What the field asks for: "API key (bearer)", "Access token (oauth2, scopes pets:write)". */
+  label: string;
+}
+
 export interface TryItOperation {
   operationId: string;
   method: string;
   path: string;
   summary: string;
   deprecated: boolean;
-  /** Whether the call carries the API key (false for `security: []`). */
-  secured: boolean;
+  /** The schemes a call may carry, in the contract's order; none for `security: []`. */
+  credentials: TryItCredential[];
   parameters: TryItParameter[];
   /** The request body's first JSON example, pretty-printed; undefined when the operation takes no JSON body. */
   body?: string;
   /** Every media type the request body may be sent as, in the contract's order; undefined when the operation takes no body. */
   bodies?: TryItBody[];
-  /** Cookie parameters cannot be set from a page's fetch: named so the panel can say so. */
+  /** Cookies (parameters, and `apiKey` schemes in a cookie) cannot be set from a page's fetch: named so the panel can say so. */
   cookies: string[];
 }
 
@@ -140,6 +154,36 @@ function bodiesOf(content: Node, document: unknown): TryItBody[] {
   return bodies;
 }
 
+/**
+ * The credentials of a security requirement list: each scheme it names, once (a page sends one
+ * credential per call, so schemes a requirement combines are offered one by one); a cookie's name
+ * where the scheme is an `apiKey` in a cookie.
+ */
+function credentialsOf(security: unknown[], document: unknown): { credentials: TryItCredential[]; cookies: string[] } {
+  const schemes = isNode(document) && isNode(document.components) && isNode(document.components.securitySchemes) ? document.components.securitySchemes : {};
+  const credentials: TryItCredential[] = [];
+  const cookies: string[] = [];
+  const seen = new Set<string>();
+  for (const requirement of security) {
+    if (!isNode(requirement)) continue;
+    for (const [scheme, scopes] of Object.entries(requirement)) {
+      if (seen.has(scheme)) continue;
+      seen.add(scheme);
+      const declared = resolveRef(document, schemes[scheme]);
+      if (!isNode(declared)) continue;
+      const held = Array.isArray(scopes) && scopes.length > 0 ? `, scopes ${scopes.join(' ')}` : '';
+      const httpScheme = typeof declared.scheme === 'string' ? declared.scheme.toLowerCase() : '';
+      const name = typeof declared.name === 'string' ? declared.name : '';
+      if (declared.type === 'oauth2' || declared.type === 'openIdConnect') credentials.push({ scheme, as: 'bearer', holds: 'token', label: `Access token (${scheme}${held})` });
+      else if (declared.type === 'http' && httpScheme === 'bearer') credentials.push({ scheme, as: 'bearer', holds: 'key', label: `API key (bearer${held})` });
+      else if (declared.type === 'http' && httpScheme === 'basic') credentials.push({ scheme, as: 'basic', holds: 'key', label: `API key (basic's user name${held})` });
+      else if (declared.type === 'apiKey' && declared.in === 'header' && name !== '') credentials.push({ scheme, as: 'header', header: name, holds: 'key', label: `API key (header ${name}${held})` });
+      else if (declared.type === 'apiKey' && declared.in === 'cookie' && name !== '') cookies.push(name);
+    }
+  }
+  return { credentials, cookies };
+}
+
 /** The panel's view of every operation of `document` (a bundled OpenAPI 3 document), in the contract's order. */
 export function tryItOperations(document: unknown): TryItOperation[] {
   const topSecurity = isNode(document) && Array.isArray(document.security) ? document.security : [];
@@ -154,6 +198,7 @@ export function tryItOperations(document: unknown): TryItOperation[] {
     }
     const all = [...byKey.values()];
     const security = Array.isArray(operation.security) ? operation.security : topSecurity;
+    const { credentials, cookies } = credentialsOf(security, document);
     const requestBody = resolveRef(document, operation.requestBody);
     const media = isNode(requestBody) && isNode(requestBody.content) ? resolveRef(document, requestBody.content['application/json']) : undefined;
     const example = isNode(media) ? firstExample(media, document) : undefined;
@@ -163,12 +208,11 @@ export function tryItOperations(document: unknown): TryItOperation[] {
       path,
       summary: typeof operation.summary === 'string' ? operation.summary : operationId,
       deprecated: operation.deprecated === true,
-      // `[{}]` lets a caller go without a key: only a requirement that names a scheme needs one.
-      secured: security.some((requirement) => isNode(requirement) && Object.keys(requirement).length > 0),
+      credentials,
       parameters: all.filter((parameter) => !parameter.cookie),
       ...(isNode(media) ? { body: example === undefined ? '' : JSON.stringify(example, null, 2) } : {}),
       ...(isNode(requestBody) && isNode(requestBody.content) ? { bodies: bodiesOf(requestBody.content, document) } : {}),
-      cookies: all.filter((parameter) => parameter.cookie).map((parameter) => parameter.name),
+      cookies: [...all.filter((parameter) => parameter.cookie).map((parameter) => parameter.name), ...cookies],
     });
   }
   return operations;

@@ -9,11 +9,13 @@
  * own server serves) or a sandbox on this machine (`npm run sandbox`, CORS open). The page's
  * Content-Security-Policy allows nothing else (connect-src), so a typo cannot send a key afar.
  *
- * The key lives in the field and in sessionStorage (this tab only, gone when it closes), one per
+ * The credential is sent as the scheme the reader picks among those the operation takes (a key as
+ * a bearer token, as basic's user name or in its own header; an access token). It lives in the
+ * field and in sessionStorage (this tab only, gone when it closes), one key and one token per
  * server, so the sandbox's key is never sent to the real server or the other way round. It never
  * goes into the address, the page's text or the console.
  */
-import type { TryItBody, TryItConfig, TryItOperation, TryItParameter } from './docsTryIt.js';
+import type { TryItBody, TryItConfig, TryItCredential, TryItOperation, TryItParameter } from './docsTryIt.js';
 
 /** What the chosen body sends: the payload, its Content-Type (none for a FormData: the browser writes it with the boundary), and how the request shows it. */
 interface BuiltBody {
@@ -50,6 +52,17 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Reco
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
   node.append(...children);
   return node;
+}
+
+/** Base64 of the UTF-8 bytes of `text` (btoa takes Latin-1 alone). */
+function base64(text: string): string {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+}
+
+/** The header a credential travels in, and its value. */
+function credentialHeader(credential: TryItCredential, value: string): [string, string] {
+  if (credential.as === 'header' && credential.header !== undefined) return [credential.header, value];
+  return ['Authorization', credential.as === 'basic' ? `Basic ${base64(`${value}:`)}` : `Bearer ${value}`];
 }
 
 /** A Headers' fields, names in lower case, in order. */
@@ -130,13 +143,26 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
 
   const key = element('input', { id: 'try-it-key', type: 'password', autocomplete: 'off', spellcheck: 'false' });
   const keyHint = element('small', {});
+  const keyLabel = element('label', { for: key.id }, 'API key (bearer)');
+  // The schemes the chosen operation takes, when there are several: the reader picks one.
+  const credentialSelect = element('select', { id: 'try-it-credential' });
+  const credentialField = element('div', { class: 'try-it-field' }, element('label', { for: credentialSelect.id }, 'Send as'), credentialSelect);
+  const credential = (): TryItCredential | undefined => {
+    const credentials = config.operations.find((candidate) => candidate.operationId === operationSelect.value)?.credentials ?? [];
+    return credentials.find((each) => each.scheme === credentialSelect.value) ?? credentials[0];
+  };
+  const slot = () => `${credential()?.holds ?? 'key'}.${choice()}`;
   const loadKey = () => {
     const server = choice();
-    key.value = stored(`key.${server}`) ?? (server === 'sandbox' ? SANDBOX_KEY : '');
-    keyHint.textContent = server === 'sandbox' ? `The sandbox's key is "${SANDBOX_KEY}".` : 'An API key of this server (npm run keys -- create <name>).';
+    const holds = credential()?.holds ?? 'key';
+    keyLabel.textContent = credential()?.label ?? 'API key (bearer)';
+    key.value = stored(slot()) ?? (server === 'sandbox' && holds === 'key' ? SANDBOX_KEY : '');
+    keyHint.textContent =
+      holds === 'token' ? "An access token of the API's issuer, as your OAuth client obtained it." : server === 'sandbox' ? `The sandbox's key is "${SANDBOX_KEY}".` : 'An API key of this server (npm run keys -- create <name>).';
     sandboxUrl.disabled = server !== 'sandbox';
   };
-  key.addEventListener('input', () => store(`key.${choice()}`, key.value));
+  key.addEventListener('input', () => store(slot(), key.value));
+  credentialSelect.addEventListener('change', loadKey);
   sandboxUrl.addEventListener('input', () => store('sandbox-url', sandboxUrl.value));
   for (const radio of radios.values()) {
     radio.addEventListener('change', () => {
@@ -229,8 +255,11 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
       fields.append(area);
       showBody(first, area);
     }
-    if (current.cookies.length > 0) fields.append(element('small', {}, `Cookie parameters (${current.cookies.join(', ')}) cannot be set from a page; they are not sent.`));
-    key.disabled = !current.secured;
+    if (current.cookies.length > 0) fields.append(element('small', {}, `Cookies (${current.cookies.join(', ')}) cannot be set from a page; they are not sent.`));
+    credentialSelect.replaceChildren(...current.credentials.map((each) => element('option', { value: each.scheme }, each.label)));
+    credentialField.hidden = current.credentials.length < 2;
+    key.disabled = current.credentials.length === 0;
+    loadKey();
   };
   operationSelect.addEventListener('change', showOperation);
 
@@ -272,15 +301,17 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
       else if (parameter.in === 'query') query.append(parameter.name, value);
       else sent.set(parameter.name, value);
     }
-    if (current.secured && key.value.trim() !== '') sent.set('Authorization', `Bearer ${key.value.trim()}`);
+    const using = credential();
+    if (using !== undefined && key.value.trim() !== '') sent.set(...credentialHeader(using, key.value.trim()));
     const built = bodyOf();
     if (built instanceof Error) return fail(built.message);
     const payload = built?.payload;
     if (built?.type !== undefined) sent.set('Content-Type', built.type);
     const search = query.toString();
     const url = `${base}${path}${search === '' ? '' : `?${search}`}`;
-    // The key is shown as dots: the request as the reader can share it.
-    const shownHeaders = entries(sent).map(([name, value]) => `${name}: ${name === 'authorization' ? 'Bearer ••••••' : value}`);
+    // The credential is shown as dots: the request as the reader can share it.
+    const secret = (using?.as === 'header' ? using.header : 'Authorization')?.toLowerCase();
+    const shownHeaders = entries(sent).map(([name, value]) => `${name}: ${name !== secret ? value : name === 'authorization' ? `${value.split(' ')[0] ?? ''} ••••••` : '••••••'}`);
     requestLine.textContent = [`${current.method} ${url}`, ...shownHeaders, ...(built !== undefined ? ['', built.shown] : [])].join('\n');
     status.textContent = 'Sending…';
     delete status.dataset.outcome;
@@ -317,9 +348,9 @@ function build(config: TryItConfig, panel: HTMLElement): () => void {
     }
   }
 
-  const keyField = element('div', { class: 'try-it-field' }, element('label', { for: key.id }, 'API key (bearer)'), key, keyHint);
+  const keyField = element('div', { class: 'try-it-field' }, keyLabel, key, keyHint);
   const operationField = element('div', { class: 'try-it-field' }, element('label', { for: operationSelect.id }, 'Operation'), operationSelect);
-  panel.append(element('h2', {}, 'Try it'), operationField, servers, keyField, fields, send, answer);
+  panel.append(element('h2', {}, 'Try it'), operationField, servers, credentialField, keyField, fields, send, answer);
 
   showOperation();
   return followHash;
