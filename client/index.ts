@@ -54,6 +54,12 @@ export type ApiError = components['schemas']['Error'] | (components['schemas'] e
  * because the type of `data` depends on it. Same runtime object; only the types are narrower.
  */
 type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch' | 'trace';
+/**
+ * The media types whose bodies `data` and `error` are typed by: JSON and every `+json` type, so an
+ * API that answers its errors as RFC 9457 Problem Details (`application/problem+json`) gets them
+ * typed as its Problem schema, not as the map of its media types.
+ */
+type JsonMedia = `${string}/json` | `${string}/${string}+json`;
 /** The paths of the spec that have an operation for `M`. */
 export type PathsWithMethod<M extends HttpMethod> = { [P in keyof paths]: paths[P] extends { [K in M]: object } ? P : never }[keyof paths];
 /** The declared init (params, body, fetch options) of the operation `M P`; `undefined` allowed when nothing in it is required. */
@@ -65,7 +71,7 @@ type InitArgument<Init, A extends ParseAs> = undefined extends Init
 /** The operation `M P` (openapi-fetch's response types want it as a record). */
 type Operation<P extends keyof paths, M extends HttpMethod> = paths[P][M] extends infer O extends Record<string | number, unknown> ? O : never;
 /** What a call of the operation `M P` resolves to. */
-type Result<P extends keyof paths, M extends HttpMethod, A extends ParseAs> = Promise<FetchResponse<Operation<P, M>, { parseAs: A }, 'application/json'>>;
+type Result<P extends keyof paths, M extends HttpMethod, A extends ParseAs> = Promise<FetchResponse<Operation<P, M>, { parseAs: A }, JsonMedia>>;
 type ExactMethod<M extends HttpMethod> = <P extends PathsWithMethod<M>, A extends ParseAs = 'json'>(
   url: P,
   ...init: InitArgument<DeclaredInit<P, M>, A>
@@ -110,9 +116,9 @@ export interface AnimalStoreClient extends OperationClient {
     method: M,
     url: P,
     ...init: InitArgument<DeclaredInit<P, M>, A>
-  ) => Promise<FetchResponse<Operation<P, M>, { parseAs: A }, 'application/json'>>;
-  use: Client<paths, 'application/json'>['use'];
-  eject: Client<paths, 'application/json'>['eject'];
+  ) => Promise<FetchResponse<Operation<P, M>, { parseAs: A }, JsonMedia>>;
+  use: Client<paths, JsonMedia>['use'];
+  eject: Client<paths, JsonMedia>['eject'];
 }
 
 interface CommonOptions {
@@ -189,7 +195,7 @@ export function createAnimalStoreClient(options: AnimalStoreClientOptions): Anim
     bodySerializer: bodySerializer as ClientOptions['bodySerializer'],
   };
   if (options.fetch) clientOptions.fetch = options.fetch;
-  const client = createClient<paths, 'application/json'>(clientOptions);
+  const client = createClient<paths, JsonMedia>(clientOptions);
   const { accessToken } = options;
   if (accessToken !== undefined) {
     client.use({
