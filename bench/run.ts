@@ -137,7 +137,7 @@ async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | unde
     }
     if (name === 'sqlite') {
       // A real OpenID provider in this process (oidc-provider), its tokens valid for the whole run.
-      const provider = await startProvider(await signingKey('bench'), 0, 6 * 3600);
+      const provider = await startProvider(await signingKey('bench'), { tokenTtlS: 6 * 3600 });
       provider.server.unref();
       const token = await clientToken(provider.issuer, WRITER, 'pets:read pets:write');
       const oauth = await startOAuthServer(server.store, opts, provider.issuer, AUDIENCE);

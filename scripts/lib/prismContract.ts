@@ -215,6 +215,11 @@ export const MOCK_BODY_DIFFERENCES = {
     'A body labelled application/json is taken where the operation declares only another JSON type (application/merge-patch+json): Prism matches by the +json suffix. The server answers 415 naming the declared type.',
   'prism-binary-answer':
     'An answer in bytes (a binary schema: image/png) is the six characters "string" under the declared Content-Type, which no YAML example can replace. The server sends the bytes the handler answers, with their length.',
+  'prism-xml-answer':
+    "An answer in XML is the example under a root element named xml, every field an element: the schema's xml objects (name, attribute, namespace, prefix, wrapped) are ignored. The server writes the XML they describe.",
+  'prism-xml-body': 'An XML request body is refused with 400, read as text where the schema wants an object. The server reads it into the schema\'s fields and answers as for JSON.',
+  'prism-problem-xml':
+    'An error is answered in the first media type its response declares (application/problem+json) whatever Accept prefers (application/problem+xml). The server answers the one Accept prefers.',
 } as const;
 
 export type MockBodyDifference = keyof typeof MOCK_BODY_DIFFERENCES;
@@ -222,5 +227,5 @@ export type MockBodyDifference = keyof typeof MOCK_BODY_DIFFERENCES;
 /** The differences as `npm run mock -- --help` lists them: `- <text>`, one line each, the contract's first, then those of bodies beyond JSON. */
 export function mockDifferencesHelp(): string {
   const lines = (texts: readonly string[]) => texts.map((text) => `- ${text}`).join('\n');
-  return `${lines(Object.values(MOCK_DIFFERENCES))}\n\nOn operations with a form, a multipart or a raw body, or an answer in bytes (forms' array\nfields and multipart JSON parts are read as the server reads them; the rest differs):\n${lines(Object.values(MOCK_BODY_DIFFERENCES))}`;
+  return `${lines(Object.values(MOCK_DIFFERENCES))}\n\nOn operations with a form, a multipart, a raw or an XML body, or an answer in bytes, XML or\nProblem Details (forms' array fields and multipart JSON parts are read as the server reads them;\nthe rest differs):\n${lines(Object.values(MOCK_BODY_DIFFERENCES))}`;
 }

@@ -37,7 +37,7 @@
  * one the spec has already gets a suffix (test/support/specFragments.ts).
  * real-api.yaml, a made-up API written as the public reference APIs are: kebab-case ids
  * (list-stations-example, a stub; create-booking-example, a handler here), an oauth2 scheme with
- * scopes beside the key, Problem Details for every error, a booking with readOnly and writeOnly
+ * scopes beside the key (its tokens from a real OpenID provider the suite starts), Problem Details for every error, a booking with readOnly and writeOnly
  * fields, and a webhook (booking-created-example).
  * Plus an optional `nickname` on NewPet and Pet (or `nickname2`…, when the project has a nickname
  * already), for "a schema change never silently loses data". Their components take a free name too.
@@ -54,6 +54,7 @@ import { parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from '../support/projectCopy.js';
 import { fixtureOperationIds, pasteFragments, SPEC_LOOP_FRAGMENTS } from '../support/specFragments.js';
+import { AUDIENCE, clientToken, READER, signingKey, startProvider, WRITER, type RunningProvider } from '../support/oidcProvider.js';
 import { handlerName } from '../../spec/lint/handlerNames.js';
 import { MOCK_BODY_DIFFERENCES, type MockBodyDifference } from '../../scripts/lib/prismContract.js';
 import { freePort, startProcess, stopProcess, waitForHttp, waitForOutput, type RunningProcess } from '../../scripts/lib/processes.js';
@@ -71,6 +72,33 @@ const ROUND_TRIP_MODULE = join(projectRoot, 'test', 'support', 'roundTrip.ts');
 
 // ------------------------------------------------------------------------------------------------
 // The user's edits, as text and as small structural changes.
+
+/**
+ * A frontend's use of the typed client (client/index.ts) on real-api.yaml's booking, type-checked
+ * with the copy: the body is the write view (no read-only id), the answer the read view (no card
+ * number), and an error is the operation's Problem Details schema, not the map of its media types.
+ */
+const CLIENT_USAGE = `import { createAnimalStoreClient, type components } from './client/index.js';
+
+type Problem = components['schemas']['ProblemDetailsExample'];
+const api = createAnimalStoreClient({ baseUrl: 'http://127.0.0.1:8080/v1', accessToken: async () => 'a token your OAuth library keeps fresh' });
+
+export async function bookExample(): Promise<number | Problem> {
+  const { data, error } = await api.POST('/examples/bookings', { body: { station: 1, payment: { number: '4242424242424242', cvc: '123' } } });
+  if (error !== undefined) {
+    const problem: Problem = error;
+    return problem;
+  }
+  const last4: string = data.payment.last4;
+  // @ts-expect-error the card number is write-only: never in an answer
+  const number: string = data.payment.number;
+  return last4.length + number.length + data.id;
+}
+`;
+
+/** A booking of real-api.yaml as a client sends it, in JSON and in XML (by its schema's xml object). */
+const BOOKING = { station: 1, payment: { number: '4242424242424242', cvc: '123' } };
+const BOOKING_XML = '<bk:booking xmlns:bk="https://animal-store.example/bookings"><station>1</station><payment><number>4242424242424242</number><cvc>123</cvc></payment></bk:booking>';
 
 /** What getOwnerAvatarExample answers: a PNG signature and a few bytes that are not UTF-8. */
 const AVATAR_PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0x00, 0x80]);
@@ -289,11 +317,12 @@ interface CopyServer {
 }
 
 /** The environment of a server in the copy: SQLite in `sqlitePath`, response validation on, no inherited tuning. */
-function serverEnv(port: number, sqlitePath: string): NodeJS.ProcessEnv {
+/** `issuer`: the OpenID provider whose access tokens real-api.yaml's oauth2 scheme takes. */
+function serverEnv(port: number, sqlitePath: string, issuer: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'VALIDATE_RESPONSES', 'KEY_REFRESH_MS', 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS']) delete env[name];
   // LOG_LEVEL error, not silent: a response that breaks the contract is logged, and shown by a failing test.
-  return { ...env, PORT: String(port), HOST, SQLITE_PATH: sqlitePath, NODE_ENV: 'test', LOG_LEVEL: 'error' };
+  return { ...env, PORT: String(port), HOST, SQLITE_PATH: sqlitePath, NODE_ENV: 'test', LOG_LEVEL: 'error', OAUTH_ISSUER: issuer, OAUTH_AUDIENCE: AUDIENCE };
 }
 
 interface Reply {
@@ -480,6 +509,8 @@ describe('the spec-first loop on a copy of the project: new operations of every 
   let copy: ProjectCopy;
   let dataDir = '';
   const processes: RunningProcess[] = [];
+  /** The issuer of real-api.yaml's oauth2 scheme: a real OpenID provider granting its scopes. */
+  let provider: RunningProvider | undefined;
   let generate: CommandResult;
   let handlersBefore: Map<string, string>;
   let handlersAfterGenerate: Map<string, string>;
@@ -499,7 +530,8 @@ describe('the spec-first loop on a copy of the project: new operations of every 
 
   async function startServer(name: string): Promise<CopyServer> {
     const port = await freePort(HOST);
-    const proc = startProcess(copy.bin('tsx'), ['src/main.ts'], { cwd: copy.dir, env: serverEnv(port, join(dataDir, `${name}.sqlite`)) });
+    if (provider === undefined) throw new Error('the OpenID provider was not started');
+    const proc = startProcess(copy.bin('tsx'), ['src/main.ts'], { cwd: copy.dir, env: serverEnv(port, join(dataDir, `${name}.sqlite`), provider.issuer) });
     processes.push(proc);
     await waitForHttp(`http://${HOST}:${port}/healthz`, proc);
     // The first start on an empty store prints the key it created, once (src/main.ts).
@@ -520,6 +552,7 @@ describe('the spec-first loop on a copy of the project: new operations of every 
     const started = performance.now();
     copy = await timed('copy the project', async () => copyProject('animal-store-spec-loop-'));
     dataDir = mkdtempSync(join(tmpdir(), 'animal-store-spec-loop-data-'));
+    provider = await startProvider(await signingKey('spec-loop'), { scopes: ['stations:read', 'bookings:write'] });
     handlersBefore = readHandlers();
 
     // 1. Edit the spec.
@@ -536,6 +569,7 @@ describe('the spec-first loop on a copy of the project: new operations of every 
 
     // 5. Implement five handlers; the others stay stubs.
     for (const [op, source] of Object.entries(HANDLERS)) copy.write(`handlers/${op}.ts`, source);
+    copy.write('clientUsageExample.ts', CLIENT_USAGE);
     rmSync(copy.path('tsconfig.spec-loop-handlers.json'));
 
     // The rest is independent: type-check, lint, and start the server and the mock at once.
@@ -554,6 +588,8 @@ describe('the spec-first loop on a copy of the project: new operations of every 
 
   afterAll(async () => {
     await Promise.all(processes.map((proc) => stopProcess(proc)));
+    provider?.server.closeAllConnections();
+    await new Promise((resolve) => provider?.server.close(resolve) ?? resolve(undefined));
     copy?.remove();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     console.log(`spec-loop timings (ms): ${Object.entries(timings).map(([step, ms]) => `${step} ${ms}`).join('; ')}`);
@@ -577,7 +613,7 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       expect(tscStubs.code, commandOutput(tscStubs)).toBe(0);
     });
 
-    it('with the new handlers in the map (five written, the rest stubs), `tsc -p tsconfig.json` passes over the whole copy', async () => {
+    it('with the new handlers in the map (five written, the rest stubs) and a use of the typed client (its errors the Problem Details schema), `tsc -p tsconfig.json` passes over the whole copy', async () => {
       const result = await tscAfter;
       expect(result.code, commandOutput(result)).toBe(0);
     });
@@ -629,9 +665,26 @@ describe('the spec-first loop on a copy of the project: new operations of every 
       expect(denied.status).toBe(401);
       expect(denied.headers.get('www-authenticate')).toBe('Bearer realm="animal-store"');
       expect(denied.body).toMatchObject({ type: 'https://animal-store.example/problems/unauthorized', status: 401 });
-      // Its oauth2 tokens cannot be checked here (the tests' issuer never answers): unchecked, a 503, never a pass.
-      const token = await call(server.api, '/examples/stations', { headers: { Authorization: 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln' } });
-      expect(token.status).toBe(503);
+    });
+
+    it("the real API's oauth2 scopes, with tokens of a real OpenID provider (client credentials): the operation's scope passes, a token without it is a 403 naming it, a forged one a 401", async () => {
+      const issuer = provider?.issuer ?? '';
+      const reader = await clientToken(issuer, READER, 'stations:read');
+      const listed = await call(server.api, '/examples/stations', { headers: { Authorization: `Bearer ${reader}` } });
+      // A stub: its 501 is what an operation answers once the token passed.
+      expect(listed.status, context('GET /examples/stations with a token', listed, server.proc)).toBe(501);
+      const short = await call(server.api, '/examples/bookings', { method: 'POST', headers: { Authorization: `Bearer ${reader}` }, body: BOOKING });
+      expect(short.status, context('POST /examples/bookings with a reading token', short, server.proc)).toBe(403);
+      expect(short.headers.get('www-authenticate')).toBe('Bearer realm="animal-store", error="insufficient_scope", scope="bookings:write"');
+      expect(short.headers.get('content-type')).toBe('application/problem+json');
+      expect(short.body).toMatchObject({ type: 'https://animal-store.example/problems/insufficient_scope', status: 403, code: 'insufficient_scope' });
+      const writer = await clientToken(issuer, WRITER, 'bookings:write');
+      const booked = await call(server.api, '/examples/bookings', { method: 'POST', headers: { Authorization: `Bearer ${writer}` }, body: BOOKING });
+      expect(booked.status, context('POST /examples/bookings with a writing token', booked, server.proc)).toBe(201);
+      const [header, payload] = writer.split('.');
+      const forged = await call(server.api, '/examples/stations', { headers: { Authorization: `Bearer ${header}.${payload}.${Buffer.from('not its signature').toString('base64url')}` } });
+      expect(forged.status).toBe(401);
+      expect(forged.headers.get('www-authenticate')).toBe('Bearer realm="animal-store", error="invalid_token"');
     });
 
     it("the real API's booking: read-only fields sent back are dropped, a write-only one missing is a 400, the card never comes back", async () => {
@@ -970,6 +1023,30 @@ describe('the spec-first loop on a copy of the project: new operations of every 
           expect(s.bytes.equals(AVATAR_PNG)).toBe(true);
         },
       },
+      {
+        bodyDifference: 'prism-xml-answer',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/bookings', headers: withKey({ ...JSON_TYPE, Accept: 'application/xml' }), body: () => JSON.stringify(BOOKING) });
+          expect([m.status, s.status]).toEqual([201, 201]);
+          expect(m.text).toBe('<xml><id>7</id><status>pending</status><station>1</station><payment><last4>4242</last4></payment></xml>');
+          expect(s.text).toContain('<bk:booking xmlns:bk="https://animal-store.example/bookings" id="7">');
+        },
+      },
+      {
+        bodyDifference: 'prism-xml-body',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/bookings', headers: withKey({ 'Content-Type': 'application/xml' }), body: () => BOOKING_XML });
+          expect([m.status, s.status]).toEqual([400, 201]);
+        },
+      },
+      {
+        bodyDifference: 'prism-problem-xml',
+        check: async () => {
+          const { mock: m, server: s } = await observe({ method: 'POST', path: '/examples/bookings', headers: withKey({ ...JSON_TYPE, Accept: 'application/problem+xml' }), body: () => '{"station":"x"}' });
+          expect([m.status, s.status]).toEqual([400, 400]);
+          expect([m.headers.get('content-type'), s.headers.get('content-type')]).toEqual(['application/problem+json', 'application/problem+xml; charset=utf-8']);
+        },
+      },
     ];
     for (const { bodyDifference, check } of differences) {
       it(`differs as documented (${bodyDifference}): ${MOCK_BODY_DIFFERENCES[bodyDifference]}`, check);
@@ -1036,6 +1113,45 @@ describe('the spec-first loop on a copy of the project: new operations of every 
           const text = [await section.innerText(), ...listed].join('\n');
           for (const mediaType of mediaTypes) expect(text, `${op}'s section`).toContain(mediaType);
         }
+      } finally {
+        await browser.close();
+      }
+    }, 120_000);
+
+    it.skipIf(!existsSync(CHROMIUM))("Try it, on the page the copy's server serves, sends each scheme an operation takes (the key as a bearer token, as basic's user name, in its own header; an access token of the issuer) and names a cookie scheme as one a page cannot send", async () => {
+      const built = await docsBuild;
+      expect(built.code, commandOutput(built)).toBe(0);
+      const server = await serverStart;
+      const token = await clientToken(provider?.issuer ?? '', READER, 'stations:read');
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--no-first-run'] });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+        await page.goto(`${new URL(server.api).origin}/docs`, { waitUntil: 'load' });
+        await page.getByRole('button', { name: 'Try it' }).click();
+        const tryIt = async (operationId: string, scheme: string, credential: string) => {
+          await page.locator('#try-it-operation').selectOption(operationId);
+          await page.locator('#try-it-credential').selectOption(scheme);
+          await page.locator('#try-it-key').fill(credential);
+          await page.locator('#try-it-send').click();
+          const status = page.getByTestId('try-it-status');
+          await expect.poll(() => status.getAttribute('data-outcome'), { timeout: 15_000 }).not.toBeNull();
+          return { label: await page.locator('label[for="try-it-key"]').innerText(), status: await status.innerText(), request: await page.getByTestId('try-it-request').innerText() };
+        };
+        const owner = pastedId('getOwnerExample');
+        const basic = await tryIt(owner, 'basicApiKey', server.key);
+        // A stub's 501: the credential passed.
+        expect({ label: basic.label, status: basic.status }).toEqual({ label: "API key (basic's user name)", status: '501 Not Implemented' });
+        expect(basic.request).toContain('authorization: Basic ••••••');
+        const header = await tryIt(owner, 'headerApiKey', server.key);
+        expect(header.status).toBe('501 Not Implemented');
+        expect(header.request).toContain('x-api-key: ••••••');
+        expect((await tryIt(owner, 'bearerApiKey', 'ask_not-a-key')).status).toBe('401 Unauthorized');
+        expect(await page.locator('#try-it-fields').innerText()).toContain('Cookies (owner_key) cannot be set from a page');
+        const listed = await tryIt(pastedId('list-stations-example'), 'stationsOAuthExample', token);
+        expect({ label: listed.label, status: listed.status }).toEqual({ label: 'Access token (stationsOAuthExample, scopes stations:read)', status: '501 Not Implemented' });
+        expect((await tryIt(pastedId('create-booking-example'), 'stationsOAuthExample', token)).status).toBe('403 Forbidden');
+        for (const text of [basic.request, header.request, listed.request]) expect(text).not.toContain(server.key);
+        expect(listed.request).not.toContain(token);
       } finally {
         await browser.close();
       }

@@ -110,7 +110,7 @@ describe('access tokens of an OpenID provider, by the client-credentials grant',
     const checker = tokenChecker({ discoveryUrl: `${provider.issuer}/.well-known/openid-configuration`, audience: AUDIENCE, expectedIssuer: provider.issuer, keysCooldownMs: 0 });
     expect(await checker.check(await clientToken(provider.issuer, WRITER, 'pets:read'))).toMatchObject({ caller: `${provider.issuer}#${WRITER.id}` });
     await stop();
-    provider = await startProvider(await signingKey('second'), port);
+    provider = await startProvider(await signingKey('second'), { port });
     const rotated = await clientToken(provider.issuer, WRITER, 'pets:read');
     expect(await checker.check(rotated)).toMatchObject({ caller: `${provider.issuer}#${WRITER.id}` });
     await stop();
@@ -123,7 +123,7 @@ describe('access tokens of an OpenID provider, by the client-credentials grant',
     const refused = await call('POST', rotated);
     expect([503, 401], refused.body).toContain(refused.statusCode); // 503 once the server's cooldown lets it fetch; 401 within it (an unknown kid it may not fetch yet)
     expect(refused.statusCode).not.toBe(204);
-    provider = await startProvider(await signingKey('third'), port);
+    provider = await startProvider(await signingKey('third'), { port });
   });
 
   it('an oauth2 scheme without OAUTH_ISSUER or OAUTH_AUDIENCE stops the start, naming the variable', () => {

@@ -1,7 +1,7 @@
 /**
  * A real OpenID provider for tests and the bench: oidc-provider (OpenID Certified) on a port of its
  * own, issuing JWT access tokens (RFC 9068, ES256) for AUDIENCE by the client-credentials grant to
- * two clients, one that may hold both scopes and one that may only read.
+ * two clients, one that may hold every scope and one that may hold only those that read (`…:read`).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,26 +23,37 @@ export async function signingKey(kid: string): Promise<SigningKey> {
   return { privateKey, jwk: { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' } };
 }
 
-/** An OpenID provider at `port` (0: any) signing with `key`, its access tokens valid `tokenTtlS` seconds (oidc-provider's own default without); resolves with its server and issuer. */
-export async function startProvider(key: SigningKey, port = 0, tokenTtlS?: number): Promise<RunningProvider> {
+export interface ProviderOptions {
+  /** 0 (the default): any free port. */
+  port?: number;
+  /** How long its access tokens are valid, in seconds (oidc-provider's own default without). */
+  tokenTtlS?: number;
+  /** The scopes it grants (the Animal Store's by default). */
+  scopes?: readonly string[];
+}
+
+/** An OpenID provider signing with `key`; resolves with its server and issuer. */
+export async function startProvider(key: SigningKey, { port = 0, tokenTtlS, scopes = ['pets:read', 'pets:write'] }: ProviderOptions = {}): Promise<RunningProvider> {
+  const every = scopes.join(' ');
+  const reading = scopes.filter((scope) => scope.endsWith(':read')).join(' ');
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
     clients: [
-      { client_id: WRITER.id, client_secret: WRITER.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES256', scope: 'pets:read pets:write' },
-      { client_id: READER.id, client_secret: READER.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES256', scope: 'pets:read' },
+      { client_id: WRITER.id, client_secret: WRITER.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES256', scope: every },
+      { client_id: READER.id, client_secret: READER.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: 'ES256', scope: reading },
     ],
     jwks: { keys: [key.jwk] },
     ...(tokenTtlS === undefined ? {} : { ttl: { ClientCredentials: tokenTtlS } }),
-    scopes: ['pets:read', 'pets:write'],
+    scopes: [...scopes],
     features: {
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => AUDIENCE,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: 'pets:read pets:write', audience: AUDIENCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
+        getResourceServerInfo: () => ({ scope: every, audience: AUDIENCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
       },
     },
   });
