@@ -180,8 +180,9 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
         continue;
       }
       await notice.waitFor({ state: 'visible', timeout: 5_000 });
+      // Redoc may render the section again as it scrolls there: read the notice once it holds its text.
+      await expect.poll(() => notice.innerText(), { timeout: 10_000 }).toContain(`Removed on ${op['x-sunset']?.slice(0, 10)}: from then on it answers 410 Gone.`);
       const text = await notice.innerText();
-      expect(text).toContain(`Removed on ${op['x-sunset']?.slice(0, 10)}: from then on it answers 410 Gone.`);
       expect(text).toContain(`Use ${op['x-replacement']} instead.`);
       expect(text).toMatch(/brownouts: windows in which it answers 410 Gone \(code operation_brownout\)/);
       // At the top of the description: before the spec's own text.
