@@ -24,7 +24,7 @@ import { loadConfig } from '../src/config.js';
 import type { HandlerDeps } from '../src/domain/contract.js';
 import { createCursorCodec } from '../src/domain/cursor.js';
 import { Deprecations } from '../src/features/deprecation/deprecation.js';
-import { entityTag, REVALIDATE } from '../src/http/etag.js';
+import { entityTag, REVALIDATE } from '../src/domain/etag.js';
 import { beginExchange, type Exchange } from '../src/http/exchange.js';
 import { answerJson } from '../src/http/respond.js';
 import { createOpenApiBackend } from '../src/http/openapiBackend.js';

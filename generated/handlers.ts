@@ -3,8 +3,10 @@ import type { Handlers } from '../src/domain/contract.js';
 import { listPets } from '../handlers/listPets.js';
 import { createPet } from '../handlers/createPet.js';
 import { getPet } from '../handlers/getPet.js';
+import { deletePet } from '../handlers/deletePet.js';
+import { updatePet } from '../handlers/updatePet.js';
 import { getPetPhoto } from '../handlers/getPetPhoto.js';
 import { putPetPhoto } from '../handlers/putPetPhoto.js';
 
 /** One handler per operationId of the spec (handlers/<name>.ts, named after the id). */
-export const handlers = { listPets, createPet, getPet, getPetPhoto, putPetPhoto } satisfies Handlers;
+export const handlers = { listPets, createPet, getPet, deletePet, updatePet, getPetPhoto, putPetPhoto } satisfies Handlers;

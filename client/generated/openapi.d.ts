@@ -71,10 +71,29 @@ export interface paths {
         get: operations["getPet"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Remove an animal
+         * @description Removes an animal and its photo, together: `GET /pets/{petId}` answers 404 from then
+         *     on, and its identifier is never given to another animal. With `If-Match` (the `ETag`
+         *     you read), it is removed only if it has not changed since: 412 otherwise, and nothing
+         *     is removed. Removing an animal that is already gone is a 404.
+         */
+        delete: operations["deletePet"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an animal
+         * @description Changes an animal's `name`, `categoryId` or `status`. The body is a JSON merge patch
+         *     (RFC 7396, `application/merge-patch+json`) holding the fields to change with their new
+         *     values; a field it does not name stays as it is, and none can be removed (`null` for
+         *     any of them is a 400). The answer is the animal as it is now, with its new `ETag`.
+         *
+         *     To change it only if nobody else has since you read it, send the `ETag` you got from
+         *     `GET /pets/{petId}` (or from an earlier change) in `If-Match`: if the animal has changed
+         *     since, the answer is 412 and nothing is changed. Without `If-Match`, the change applies
+         *     to the animal as it stands.
+         */
+        patch: operations["updatePet"];
         trace?: never;
     };
     "/pets/{petId}/photo": {
@@ -154,6 +173,18 @@ export interface components {
              */
             status?: components["schemas"]["PetStatus"];
         };
+        /**
+         * @description The fields of an animal to change, as a JSON merge patch (RFC 7396): each one named takes
+         *     the value given; the others stay as they are. None can be removed, so none may be `null`.
+         * @example {
+         *       "status": "sold"
+         *     }
+         */
+        PetPatch: {
+            name?: components["schemas"]["PetName"];
+            categoryId?: components["schemas"]["CategoryId"];
+            status?: components["schemas"]["PetStatus"];
+        };
         /** @description An animal as returned. It has every field of `NewPet` plus `id`. */
         Pet: {
             id: components["schemas"]["Id"];
@@ -208,16 +239,17 @@ export interface components {
          *     - `idempotency_key_in_use` (409): a request with this `Idempotency-Key` is still being served; retry after `Retry-After` seconds.
          *     - `idempotency_key_reused` (422): this `Idempotency-Key` was already used with a different request; use a new key for a different request.
          *     - `rate_limited` (429): this API key is over its rate limit; retry after `Retry-After` seconds.
+         *     - `precondition_failed` (412): the resource has changed since the `ETag` sent in `If-Match`; nothing was done.
          *
          *     Like `ErrorCode`, new values may be added in a minor version.
          * @example rate_limited
          * @enum {string}
          */
-        LimitErrorCode: "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited";
+        LimitErrorCode: "idempotency_key_in_use" | "idempotency_key_reused" | "rate_limited" | "precondition_failed";
         /**
-         * @description The `Error` body of the responses added in 1.1.0 (409, 422, 429): the same fields,
-         *     with its own `code` enumeration so that the codes of 1.0.0's responses stay exactly
-         *     what 1.0.0 promised.
+         * @description The `Error` body of the responses added in 1.1.0 (409, 422, 429) and of the 412 of the
+         *     changes added in 1.4.0: the same fields, with its own `code` enumeration so that the
+         *     codes of 1.0.0's responses stay exactly what 1.0.0 promised.
          */
         LimitError: {
             code: components["schemas"]["LimitErrorCode"];
@@ -539,6 +571,20 @@ export interface components {
             };
         };
         /**
+         * @description The animal has changed since the `ETag` sent in `If-Match` (or is in none of the states
+         *     it lists): nothing was done. Read it again and decide on the change anew.
+         */
+        PreconditionFailed: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LimitError"];
+            };
+        };
+        /**
          * @description A request with this `Idempotency-Key` is still being served. Retry after
          *     `Retry-After` seconds: you will then get its answer.
          */
@@ -639,6 +685,15 @@ export interface components {
          * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
          */
         IfNoneMatch: string;
+        /**
+         * @description The `ETag` of the animal as you last read it (from `GET /pets/{petId}` or a change's
+         *     answer), or a comma-separated list of them, or `*` (any current state): the change is
+         *     made only while the animal is still in a state one of them names, else 412 and nothing
+         *     is done (RFC 9110 §13.1.1). Tags are compared strongly: a weak tag (`W/"…"`) never
+         *     matches. At most 8,192 characters.
+         * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+         */
+        IfMatch: string;
         /**
          * @description Makes this request safe to retry (IETF draft "The Idempotency-Key HTTP Header
          *     Field"): a value unique to the change you mean to make, such as a UUID, the same on
@@ -959,6 +1014,101 @@ export interface operations {
             401: components["responses"]["UnauthorizedDeprecated"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["OperationGone"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deletePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the animal as you last read it (from `GET /pets/{petId}` or a change's
+                 *     answer), or a comma-separated list of them, or `*` (any current state): the change is
+                 *     made only while the animal is still in a state one of them names, else 412 and nothing
+                 *     is done (RFC 9110 §13.1.1). Tags are compared strongly: a weak tag (`W/"…"`) never
+                 *     matches. At most 8,192 characters.
+                 * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1
+                 */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animal and its photo are removed. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidPetId"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the animal as you last read it (from `GET /pets/{petId}` or a change's
+                 *     answer), or a comma-separated list of them, or `*` (any current state): the change is
+                 *     made only while the animal is still in a state one of them names, else 412 and nothing
+                 *     is done (RFC 9110 §13.1.1). Tags are compared strongly: a weak tag (`W/"…"`) never
+                 *     matches. At most 8,192 characters.
+                 * @example "8sYgmzbigBeDN4Eg9Ts4Ld"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1
+                 */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The animal after the change, with the `ETag` of its new state. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];

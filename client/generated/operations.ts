@@ -5,6 +5,8 @@ export const operationRoutes = {
   listPets: { method: "get", path: "/pets" },
   createPet: { method: "post", path: "/pets" },
   getPet: { method: "get", path: "/pets/{petId}" },
+  deletePet: { method: "delete", path: "/pets/{petId}" },
+  updatePet: { method: "patch", path: "/pets/{petId}" },
   getPetPhoto: { method: "get", path: "/pets/{petId}/photo" },
   putPetPhoto: { method: "put", path: "/pets/{petId}/photo" },
 } as const;
@@ -24,6 +26,10 @@ export interface OperationMethods {
    * @deprecated Removed on 2030-12-05 (x-sunset): use GET /pets with the status filter instead.
    */
   getPet: (typeof operationRoutes)["getPet"];
+  /** Remove an animal: `DELETE /pets/{petId}`. */
+  deletePet: (typeof operationRoutes)["deletePet"];
+  /** Change an animal: `PATCH /pets/{petId}`. */
+  updatePet: (typeof operationRoutes)["updatePet"];
   /** Get the photo of an animal: `GET /pets/{petId}/photo`. */
   getPetPhoto: (typeof operationRoutes)["getPetPhoto"];
   /** Store the photo of an animal: `PUT /pets/{petId}/photo`. */
@@ -155,6 +161,83 @@ export const operationHeaders = {
       deprecation: { header: "Deprecation", kind: "structuredDate", required: true },
       sunset: { header: "Sunset", kind: "httpDate", required: true },
       link: { header: "Link", kind: "link", required: true, rels: ["deprecation"] },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "429": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "500": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "default": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+  },
+  deletePet: {
+    "204": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "400": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "401": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "404": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "412": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "429": {
+      retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "500": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "default": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+  },
+  updatePet: {
+    "200": {
+      etag: { header: "ETag", kind: "etag", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "400": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "401": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "404": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "412": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "413": {
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
+    "415": {
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
       rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
     },

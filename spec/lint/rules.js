@@ -461,8 +461,8 @@ function SecuritySchemeSupported() {
 
 const ERROR_STATUS = /^[45]/;
 const isErrorStatus = (status) => status === 'default' || ERROR_STATUS.test(status);
-/** 1.1.0's 409, 422 and 429 carry LimitError, so 1.0.0's Error codes stay what 1.0.0 promised. */
-const LIMIT_STATUSES = ['409', '422', '429'];
+/** 1.1.0's 409, 422 and 429 (and 1.4.0's 412) carry LimitError, so 1.0.0's Error codes stay what 1.0.0 promised. */
+const LIMIT_STATUSES = ['409', '412', '422', '429'];
 /** The error bodies of the server's catalog (src/errors/catalog.ts): each has codes of its own. */
 const ERROR_BODIES = ['Error', 'LimitError', 'GoneError', 'MediaError'];
 const schemaRef = (name) => `#/components/schemas/${name}`;
@@ -750,8 +750,10 @@ function serverHeaderProblem(name, { root, operation, method, status, responses,
   const has = (response, header) => isObject(response) && isObject(response.headers) && Object.keys(response.headers).some((h) => h.toLowerCase() === header);
   switch (name.toLowerCase()) {
     case 'etag':
-      if (method === 'get' && (status === '200' || status === '304' || (status === '206' && bytes)) && responses['304'] !== undefined && has(responses['200'], 'etag')) return undefined;
-      return 'the server sends ETag only on the 200 and 304 of a GET that declares both an ETag on its 200 and a 304 (then it tags the 200 and answers If-None-Match itself), and on the 206 of such a GET whose 200 is bytes: declare both, or drop the ETag';
+      // Any operation's 200 that declares it is tagged (a change's, for the next If-Match).
+      if (status === '200') return undefined;
+      if (method === 'get' && (status === '304' || (status === '206' && bytes)) && responses['304'] !== undefined && has(responses['200'], 'etag')) return undefined;
+      return 'the server sends ETag only on a 200 that declares it, and on the 304 of a GET that declares both an ETag on its 200 and a 304 (then it answers If-None-Match itself), and on the 206 of such a GET whose 200 is bytes: declare both, or drop the ETag';
     case 'accept-ranges':
       if (method === 'get' && (status === '200' || status === '206') && bytes && responses['206'] !== undefined) return undefined;
       return 'the server sends Accept-Ranges only on the 200 and 206 of a GET whose 200 is bytes and that declares a 206 (then it answers Range itself): declare the 206, or drop Accept-Ranges';

@@ -16,6 +16,7 @@ import type { Stores } from '../../generated/stores.js';
 // src/shared/schemas.ts, src/shared/images.ts and the error catalog (src/errors/) is passed on.
 export { BinaryBody, errorResult, FORMAT_NAMES, hasSignatureOf, isPhotoMediaType, refusalResult };
 export { applyMergePatch } from './mergePatch.js';
+export { ifMatchMatches, jsonEntityTag } from './etag.js';
 export type { PhotoMediaType } from '../shared/images.js';
 export type { ErrorBody, ErrorCode, LimitErrorBody, LimitErrorCode, MediaErrorBody, MediaErrorCode, Schemas, Upload } from '../shared/schemas.js';
 

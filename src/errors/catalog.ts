@@ -199,6 +199,13 @@ export const CATALOG = {
       overLimit: (message: string, retryAfterS: number) => ({ message, headers: { 'Retry-After': String(retryAfterS) } }),
     },
   },
+  precondition_failed: {
+    statuses: [412],
+    body: 'LimitError',
+    says: {
+      changedSince: (what: string) => `${what} has changed since the ETag in If-Match; nothing was done.`,
+    },
+  },
   operation_brownout: {
     statuses: [410],
     body: 'GoneError',

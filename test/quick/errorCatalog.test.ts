@@ -68,6 +68,7 @@ describe('the error catalog against the spec', () => {
       gone: { sunset: '2030-12-05T00:00:00Z', replacement: 'GET /pets' },
       problem: 'it ends before its closing boundary',
       field: 'name',
+      what: 'Animal 1',
       name: 'photo',
       type: 'image/gif',
       max: 100,

@@ -8,8 +8,8 @@
  * (not generated/ nor test/fixtures/, which are written by tools or copied), and the comments of
  * the .ci/ scripts. A mention is:
  *
- * - a markdown link's target (`[x](../src/http/etag.ts#L3)`), relative to its page: must exist;
- * - a path from the repository's root (`src/http/etag.ts`, `test/quick/`, `.ci/run`): its first
+ * - a markdown link's target (`[x](../src/domain/etag.ts#L3)`), relative to its page: must exist;
+ * - a path from the repository's root (`src/domain/etag.ts`, `test/quick/`, `.ci/run`): its first
  *   segment is a top-level entry of the repository; must exist;
  * - a path from its own file (`./stage.js`, `../shared/env.ts`): must exist;
  * - a shorter path with a file extension (`queries/prepared.ts`, `pipeline/stage.ts`), named

@@ -259,14 +259,14 @@ describe('§4 responses', () => {
     expect(Object.keys(operation(operationId).responses as Json).filter((s) => s.startsWith('2'))).toEqual(documented);
   });
 
-  // 1.1.0's responses (409, 422, 429) have the same fields under a schema of their own, so that
+  // 1.1.0's responses (409, 422, 429) and 1.4.0's 412 have the same fields under a schema of their own, so that
   // the codes of 1.0.0's responses stay exactly what 1.0.0 promised (spec: LimitError).
-  const LIMIT_STATUSES = ['409', '422', '429'];
+  const LIMIT_STATUSES = ['409', '412', '422', '429'];
 
   // 1.3.0's codes about an image's bytes likewise (spec: MediaError): a 416's body, or beside Error in a 400's oneOf.
   const ERROR_BODIES = ['Error', 'LimitError', 'GoneError', 'MediaError'];
 
-  it('§2, §5 every error response (4xx, 5xx, default) of every operation is an application/json Error (LimitError for 409, 422, 429; GoneError for a deprecated operation\'s 410; MediaError for a 416), or a oneOf of it and other error bodies; or, where a pasted operation declares them, Problem Details', () => {
+  it('§2, §5 every error response (4xx, 5xx, default) of every operation is an application/json Error (LimitError for 409, 412, 422, 429; GoneError for a deprecated operation\'s 410; MediaError for a 416), or a oneOf of it and other error bodies; or, where a pasted operation declares them, Problem Details', () => {
     const seen: string[] = [];
     for (const { operationId, op } of allOperations) {
       for (const [status, raw] of Object.entries(op.responses as Json)) {

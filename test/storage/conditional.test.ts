@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pet } from '../../client/index.js';
-import { entityTag, ifNoneMatchMatches, REVALIDATE } from '../../src/http/etag.js';
+import { entityTag, ifNoneMatchMatches, REVALIDATE } from '../../src/domain/etag.js';
 import { addPets, describeEachTarget, startTestServer, type TestServer } from '../support/server.js';
 
 const STRONG_TAG = /^"[A-Za-z0-9_-]{22}"$/;

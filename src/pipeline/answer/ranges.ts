@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Operation } from 'openapi-backend';
 import parseRange from 'range-parser';
 import { refuse } from '../../errors/refusal.js';
-import { ifRangeMatches } from '../../http/etag.js';
+import { ifRangeMatches } from '../../domain/etag.js';
 import type { Exchange } from '../../http/exchange.js';
 import { resultStage, type Stage } from '../../http/stage.js';
 import { BinaryBody } from '../../shared/schemas.js';

@@ -46,6 +46,14 @@ export interface PetStore {
   create(pet: NewPetRecord): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
   list(query: ListPetsQuery): Promise<PetPage>;
+  /**
+   * Sets the animal's fields to `to`, provided it is still exactly `from` (compare and set, one
+   * statement: no lock, no lost update between two writers): the animal as it now is, or
+   * undefined when it changed since `from` was read, or is gone.
+   */
+  update(from: Pet, to: NewPetRecord): Promise<Pet | undefined>;
+  /** Removes the animal, provided it is still exactly `from`: false when it changed or is gone. */
+  remove(from: Pet): Promise<boolean>;
 }
 
 type PetRow = Pick<Selectable<Tables['pets']>, 'id' | 'name' | 'category_id' | 'status'>;
@@ -69,6 +77,22 @@ export function open({ db: core, dialect, onBatch }: ResourceContext): PetStore 
     if (!row) throw new Error('INSERT … RETURNING returned no row');
     return row;
   };
+  type Change = { id: number; name: string; categoryId: number; status: PetStatus; toName: string; toCategoryId: number; toStatus: PetStatus };
+  const setIfUnchanged = prepare<Change, PetRow>(db, (bind) =>
+    db
+      .updateTable('pets')
+      .set({ name: bind('toName'), category_id: bind('toCategoryId'), status: bind('toStatus') })
+      .where('id', '=', bind('id'))
+      .where('name', '=', bind('name'))
+      .where('category_id', '=', bind('categoryId'))
+      .where('status', '=', bind('status'))
+      .returning(COLUMNS),
+  );
+  type Removal = { id: number; name: string; categoryId: number; status: PetStatus };
+  const removeIfUnchanged = prepare<Removal, { id: number }>(db, (bind) =>
+    db.deleteFrom('pets').where('id', '=', bind('id')).where('name', '=', bind('name')).where('category_id', '=', bind('categoryId')).where('status', '=', bind('status')).returning('id'),
+  );
+
   // The database builds the page's JSON itself (json_group_array / json_agg): materialising each
   // row in JavaScript and serialising it again cost more than the rest of the query. Whether a
   // next page exists is one indexed EXISTS past the page's last id (a row_number() window building
@@ -128,6 +152,15 @@ export function open({ db: core, dialect, onBatch }: ResourceContext): PetStore 
     async get(id) {
       const [row] = await byId({ id });
       return row && toPet(row);
+    },
+
+    async update(from, to) {
+      const [row] = await setIfUnchanged({ ...from, toName: to.name, toCategoryId: to.categoryId, toStatus: to.status });
+      return row && toPet(row);
+    },
+
+    async remove(from) {
+      return (await removeIfUnchanged(from)).length > 0;
     },
 
     async list({ limit, status, afterId }: ListPetsQuery): Promise<PetPage> {

@@ -1,8 +1,10 @@
 /**
- * Conditional reads (RFC 9110 §8.8.3, §13.1.2): the entity tag of a response and the
- * If-None-Match test. Which responses get one is the contract's call: a 200 whose operation
- * declares an `ETag` header and a 304; the conditional stage decides which, tags and answers
- * (src/pipeline/answer/conditional.ts), and the ranges stage compares If-Range with the tag.
+ * Entity tags (RFC 9110 §8.8.3, §13.1): the tag of a response, the If-None-Match test of a
+ * conditional read and the If-Match test of a change. Which responses get one is the contract's
+ * call: a 200 whose operation declares an `ETag` header; the conditional stage tags it and answers
+ * If-None-Match (src/pipeline/answer/conditional.ts), the ranges stage compares If-Range with the
+ * tag, and a handler that changes a resource compares If-Match with the tag of what it read (in
+ * domain: handlers/updatePet.ts and handlers/deletePet.ts take it from src/domain/contract.ts).
  *
  * The tag is strong and derived from the answer itself, nothing stored: the SHA-256 of the body
  * text (the exact bytes sent, in UTF-8) followed by each header the handler set (a page's `Link`),
@@ -21,6 +23,11 @@ export function entityTag(body: string | Buffer, headers: Readonly<Record<string
   for (const name in headers) input += `\n${name}: ${headers[name] as string}`;
   if (typeof body === 'string') return `"${hash('sha256', body + input, 'base64url').slice(0, 22)}"`;
   return `"${createHash('sha256').update(body).update(input).digest('base64url').slice(0, 22)}"`;
+}
+
+/** The tag of a value answered as JSON with no headers of its handler's (getPet's animal): what If-Match is compared with. */
+export function jsonEntityTag(value: unknown): string {
+  return entityTag(JSON.stringify(value), {});
 }
 
 /**
@@ -54,6 +61,20 @@ const QUOTE = 0x22;
  * malformed condition never hides a change. Node joins repeated If-None-Match fields with ", ".
  */
 export function ifNoneMatchMatches(field: string, etag: string): boolean {
+  return listMatches(field, etag, true);
+}
+
+/**
+ * Whether an If-Match field value matches `etag`, the current state's tag (RFC 9110 §13.1.1):
+ * `*`, or a list element equal to it by strong comparison, so a weak tag (`W/"…"`) never
+ * matches. A malformed value matches nothing: the change is refused (412), never made blind.
+ */
+export function ifMatchMatches(field: string, etag: string): boolean {
+  return listMatches(field, etag, false);
+}
+
+/** `*`, or an element of a list of entity tags equal to `etag`; `weak`: a `W/` tag counts too. */
+function listMatches(field: string, etag: string, weak: boolean): boolean {
   const n = field.length;
   let i = 0;
   while (i < n && (field.charCodeAt(i) === SPACE || field.charCodeAt(i) === TAB)) i++;
@@ -69,11 +90,12 @@ export function ifNoneMatchMatches(field: string, etag: string): boolean {
       continue;
     }
     // An optional weak indicator, case-sensitive (%s"W/").
-    if (c === 0x57 /* W */ && field.charCodeAt(i + 1) === 0x2f /* / */) i += 2;
+    const isWeak = c === 0x57 /* W */ && field.charCodeAt(i + 1) === 0x2f; /* / */
+    if (isWeak) i += 2;
     if (field.charCodeAt(i) !== QUOTE) return false;
     const end = field.indexOf('"', i + 1);
     if (end === -1) return false;
-    if (end + 1 - i === etag.length && field.startsWith(etag, i)) return true;
+    if ((weak || !isWeak) && end + 1 - i === etag.length && field.startsWith(etag, i)) return true;
     i = end + 1;
     // After a tag: whitespace, then a comma or the end.
     while (i < n && (field.charCodeAt(i) === SPACE || field.charCodeAt(i) === TAB)) i++;

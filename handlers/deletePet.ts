@@ -1,0 +1,34 @@
+import { errorResult, ifMatchMatches, jsonEntityTag, refusalResult, type Handler } from '../src/domain/contract.js';
+
+/** How often a removal without If-Match is tried again when another writer changed the animal in between. */
+const ATTEMPTS = 5;
+
+/**
+ * deletePet: DELETE /pets/{petId}. Removes the animal and its photo in one unit of work: both or
+ * neither. With If-Match, only while the animal is still in a state the header names (412
+ * otherwise). The removal is a compare and set on what was read, so a change made in between
+ * is seen: with If-Match it is a 412, without it the animal is read again and removed.
+ */
+export const deletePet: Handler<'deletePet'> = async ({ path, header }, { pets, photos, unitOfWork }) => {
+  const ifMatch = header['If-Match'];
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const current = await pets.get(path.petId);
+    if (!current) return errorResult('not_found', `No animal has id ${path.petId}.`);
+    if (ifMatch !== undefined && !ifMatchMatches(ifMatch, jsonEntityTag(current))) return refusalResult('precondition_failed', 'changedSince', `Animal ${path.petId}`);
+    const removed = await unitOfWork(async () => {
+      await photos.remove(current.id);
+      // Changed since it was read: throwing rolls the photo's removal back with the unit.
+      if (!(await pets.remove(current))) throw new ChangedSince();
+    }).then(
+      () => true,
+      (error: unknown) => (error instanceof ChangedSince ? false : Promise.reject(error)),
+    );
+    if (removed) return { status: 204, body: undefined };
+    // Changed since it was read (not gone: the next read says 404): If-Match named the state that is gone.
+    if (ifMatch !== undefined && (await pets.get(current.id)) !== undefined) return refusalResult('precondition_failed', 'changedSince', `Animal ${path.petId}`);
+  }
+  throw new Error(`deletePet: animal ${path.petId} kept changing under ${ATTEMPTS} attempts`);
+};
+
+/** Thrown inside the unit of work to roll it back when the animal changed since it was read. */
+class ChangedSince extends Error {}
