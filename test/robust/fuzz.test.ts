@@ -185,14 +185,17 @@ function fuzzSuite(label: string, makeStore: () => Promise<Store>): void {
 
     it('nothing stored earlier changed, and the store grew by exactly the 201s seen', async () => {
       await harness.healthy();
-      const stored = await listAllPets(server.base, key);
+      // A pet a successful change or removal named is checked by the contract alone (model.touched).
+      const { touched } = model;
+      const stored = (await listAllPets(server.base, key)).filter((pet) => !touched.has(pet.id));
       for (const [id, before] of snapshot) {
+        if (touched.has(id)) continue;
         const response = await wire.send({ method: 'GET', target: `${contract.basePath}/pets/${id}`, headers: [['Authorization', `Bearer ${key}`]], transport: 'http' });
         expect(response.body.toString('utf8'), `seeded pet ${id} changed`).toBe(before);
       }
       expect(stored).toEqual(model.all());
       expect(snapshot.size).toBe(SEED_PETS);
-      expect(stored.length, 'pets in the store = seeded + one per 201 seen').toBe(snapshot.size + tally.created + regressionTally.created);
+      expect(stored.length, 'pets in the store no change named = seeded + one per 201 seen, less those a change named').toBe(snapshot.size + tally.created + regressionTally.created - touched.size);
     });
   });
 }

@@ -120,6 +120,18 @@ function someBody(ctx: AnyOperationContext): fc.Arbitrary<{ mediaType: string; b
   return kinds.length > 0 ? fc.oneof(...kinds) : undefined;
 }
 
+/**
+ * A body the operation's schema takes, of its first JSON media type; none (`constant(undefined)`)
+ * where it takes no body or need not have one; undefined where a required body is not JSON.
+ */
+function validBodyOf(ctx: AnyOperationContext): fc.Arbitrary<{ mediaType: string; bytes: Buffer } | undefined> | undefined {
+  const body = ctx.op.requestBody;
+  if (body === undefined || !body.required) return fc.constant(undefined);
+  const mediaType = body.mediaTypes[0];
+  if (mediaType === undefined || body.schema === undefined) return undefined;
+  return validValue(ctx.contract, body.schema).map((value) => ({ mediaType, bytes: Buffer.from(serialize(value)) }));
+}
+
 export function anyOperationCases(ctx: AnyOperationContext): fc.Arbitrary<InvalidCase> {
   const { contract, op, key } = ctx;
   const auth = validAuth(key);
@@ -160,9 +172,13 @@ export function anyOperationCases(ctx: AnyOperationContext): fc.Arbitrary<Invali
   // An Accept that allows none of the media types its successes declare: 406 (RFC 9110 §15.5.7).
   // A declared range (image/*) can match anything, and an operation that answers no content has
   // nothing to negotiate: the spec defines no refusal for those.
+  // The request must be valid up to the Accept (validation comes first): a required body is one its schema takes.
   const answered = successMediaTypes(op);
-  if (answered.length > 0 && answered.every((type) => !type.includes('*'))) {
-    faults.push(someValid.map((wire): InvalidCase => ({ family: 'an Accept it cannot answer', wire: { ...wire, headers: [...wire.headers, ['Accept', 'application/vnd.examples-fuzz+cbor']] }, expect: { kind: 'reject', statuses: [406], code: 'not_acceptable' } })));
+  const validBody = validBodyOf(ctx);
+  if (answered.length > 0 && answered.every((type) => !type.includes('*')) && validBody !== undefined) {
+    faults.push(
+      fc.record({ wire: someValid, sent: validBody }).map(({ wire, sent }): InvalidCase => ({ family: 'an Accept it cannot answer', wire: withBody({ ...wire, headers: [...wire.headers, ['Accept', 'application/vnd.examples-fuzz+cbor']] }, sent), expect: { kind: 'reject', statuses: [406], code: 'not_acceptable' } })),
+    );
   }
 
   return fc.oneof({ arbitrary: valid, weight: 4 }, ...broken.map((arbitrary) => ({ arbitrary, weight: 2 })), ...faults.map((arbitrary) => ({ arbitrary, weight: 1 })));

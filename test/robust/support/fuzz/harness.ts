@@ -51,6 +51,22 @@ function petMismatch(expected: Pet | PetRecord, got: unknown, allowed: readonly 
   return describeDifferences('', petDifferences(expected as PetRecord, got, allowed)).join('; ');
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The integers a request target's path names (`/v1/pets/7/photo` → 7), percent-decoded. */
+function idsInPath(target: string): number[] {
+  const path = target.split('?', 1)[0] ?? '';
+  return path.split('/').flatMap((segment) => {
+    let text: string;
+    try {
+      text = decodeURIComponent(segment);
+    } catch {
+      return [];
+    }
+    return /^[0-9]+$/.test(text) ? [Number(text)] : [];
+  });
+}
+
 export class Harness {
   private readonly listPets: OperationSpec;
   private readonly createPet: OperationSpec;
@@ -107,6 +123,8 @@ export class Harness {
     const response = await this.send(op, 'invalid', c.wire);
     // Whatever was expected, a pet that was created is in the store now: the model must know.
     if (response.status === 201) await this.adoptCreated(response, c.wire);
+    // A change or a removal that succeeded: the ids its path named are no longer predicted.
+    else if (response.status >= 200 && response.status < 300 && !SAFE_METHODS.has(c.wire.method)) for (const id of idsInPath(c.wire.target)) this.o.model.forget(id);
     const fail = (why: string) => new CaseFailure(`${op.operationId} [${c.family}]: ${describeWire(c.wire)}\n  → ${show(response)}\n  ${why}`);
     if (c.expect.kind === 'any') return;
     const { statuses, code, field, allow } = c.expect;

@@ -62,7 +62,7 @@ export interface OperationSpec {
   /** Media types of the request body and the schema of `application/json`, if there is a body. */
   /**
    * `mediaTypes`: the JSON ones (`application/json`, `+json`), whose bodies are fuzzed against
-   * `schema` (application/json's); `otherMediaTypes`: the rest it declares (a form, multipart,
+   * `schema` (application/json's, else the first JSON type's); `otherMediaTypes`: the rest it declares (a form, multipart,
    * bytes), never sent a JSON body as if it were theirs. `exampleFiles`: per media type, the bytes
    * of the examples that name a file of spec/ (`x-example-file`: a photo to send), so a fuzzer can
    * send what the operation stores, not only bytes it refuses.
@@ -195,8 +195,9 @@ export async function loadContract(path = join(process.cwd(), 'generated', 'open
       if (op.requestBody !== undefined) {
         const body = object(op.requestBody, `${op.operationId} requestBody`);
         const content = isRecord(body.content) ? body.content : {};
-        const json = content['application/json'];
         const isJson = (type: string) => type === 'application/json' || type.endsWith('+json');
+        // application/json's schema, else the first JSON type's (a merge patch's).
+        const json = content['application/json'] ?? content[Object.keys(content).find(isJson) ?? ''];
         requestBody = {
           required: body.required === true,
           mediaTypes: Object.keys(content).filter(isJson),
