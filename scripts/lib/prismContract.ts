@@ -184,9 +184,11 @@ export const MOCK_DIFFERENCES = {
   'prism-route-errors':
     'An unknown path (404) or a method the path lacks (405) gets Prism\'s problem+json body, and a 405 no Allow header. The server answers an Error body, and Allow on a 405.',
   'prism-accept-not-json':
-    'An Accept header that excludes application/json (Accept: text/html) gets 406 with a problem+json body. The server ignores Accept and answers JSON.',
+    'An Accept header that excludes application/json (Accept: text/html) gets 406 with a problem+json body. The server answers 406 too, with an Error (not_acceptable).',
   'prism-conditional-ignored':
     'If-None-Match is ignored: GET /v1/pets and /v1/pets/{petId} answer 200 with their example and the example ETag, even when If-None-Match is that ETag or *, and the ETag never changes. The server computes the ETag from each answer and answers 304 with no body when If-None-Match matches it.',
+  'prism-if-match-ignored':
+    'If-Match is not checked, and nothing is changed or removed: PATCH /v1/pets/{petId} answers its example 200 and DELETE its 204 whatever the tag, and GET answers the example animal after either. The server changes or removes the animal only while If-Match names its current ETag, else 412 precondition_failed.',
   'prism-idempotency-ignored':
     'Idempotency-Key is not remembered: every create answers the example 201 without Idempotent-Replayed, whatever the key and body, never a 422 ("Prefer: code=409" gets the 409 example). The server adds the animal once per key and answers a retry with the first 201 and Idempotent-Replayed: true, and the same key with another body with 422.',
 } as const;

@@ -16,7 +16,8 @@ import { dereferenceDocument } from '../support/dereference.js';
 // ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-export type OperationId = 'listPets' | 'createPet' | 'getPet';
+/** The operations the suite calls by name. */
+export type OperationId = 'listPets' | 'createPet' | 'getPet' | 'updatePet' | 'deletePet';
 
 export interface ObservedResponse {
   status: number;

@@ -384,6 +384,14 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
         expect(exchange.headers.get('idempotent-replayed'), exchange.request).toBeNull();
       }
     },
+    'prism-if-match-ignored': async () => {
+      // Any If-Match, however stale: the change answers its example 200, the removal its 204, and the example animal is unchanged.
+      const stale = { 'If-Match': '"AAAAAAAAAAAAAAAAAAAAAA"' };
+      const changed = await expectStatus('updatePet', 200, '/pets/1', { method: 'PATCH', contentType: 'application/merge-patch+json', body: JSON.stringify({ status: 'sold' }), headers: stale });
+      expect(changed.json).toEqual(exampleOf('updatePet', '200'));
+      await expectStatus('deletePet', 204, '/pets/1', { method: 'DELETE', headers: stale });
+      expect((await expectStatus('getPet', 200, '/pets/1')).json).toEqual(exampleOf('getPet', '200'));
+    },
     'prism-accept-not-json': async () => {
       for (const [operationId, path] of [['listPets', '/pets'], ['getPet', '/pets/1']] as const) {
         const exchange = await send(path, { headers: { Accept: 'text/html' } });
@@ -737,6 +745,32 @@ export function defineContractSuite(profile: TargetProfile, connection: () => Co
       check('an error answers as without If-None-Match: a missing pet is 404 even for *, with no ETag', { stateful: true, difference: 'prism-get-example' }, async () => {
         const exchange = await expectStatus('getPet', 404, '/pets/987654321', { headers: { 'If-None-Match': '*' } });
         expect(exchange.headers.get('etag')).toBeNull();
+      });
+    });
+
+    describe('changes and removals: updatePet, deletePet, If-Match (contract 1.4.0)', () => {
+      const patch = (body: Record<string, unknown>, ifMatch?: string) => ({ method: 'PATCH', contentType: 'application/merge-patch+json', body: JSON.stringify(body), ...(ifMatch === undefined ? {} : { headers: { 'If-Match': ifMatch } }) });
+
+      check('a merge patch changes the fields it names and answers the animal with the ETag getPet then gives; with a stale If-Match it is a 412 precondition_failed and nothing changes', { stateful: true, difference: 'prism-if-match-ignored' }, async () => {
+        const pet = (await createPet({ name: 'Changeling', categoryId: 2 })).json as { id: number };
+        const read = await expectStatus('getPet', 200, `/pets/${pet.id}`);
+        const changed = await expectStatus('updatePet', 200, `/pets/${pet.id}`, patch({ status: 'sold' }, read.headers.get('etag') ?? ''));
+        expect(changed.json).toEqual({ ...(read.json as object), status: 'sold' });
+        expect(changed.headers.get('etag')).toBe((await expectStatus('getPet', 200, `/pets/${pet.id}`)).headers.get('etag'));
+        const stale = await expectStatus('updatePet', 412, `/pets/${pet.id}`, patch({ status: 'available' }, read.headers.get('etag') ?? ''));
+        expect(field(stale.json, 'code')).toBe('precondition_failed');
+        expect((await expectStatus('getPet', 200, `/pets/${pet.id}`)).json).toEqual(changed.json);
+        expectErrorBody(await send(`/pets/${pet.id}`, patch({ name: null })), 400, 'validation_failed');
+        await expectStatus('updatePet', 404, '/pets/987654321', patch({ status: 'sold' }));
+      });
+
+      check('a removal is a 204, then getPet is a 404; with a stale If-Match it is a 412 and the animal stays', { stateful: true, difference: 'prism-if-match-ignored' }, async () => {
+        const pet = (await createPet({ name: 'Leaving', categoryId: 2 })).json as { id: number };
+        await expectStatus('deletePet', 412, `/pets/${pet.id}`, { method: 'DELETE', headers: { 'If-Match': '"AAAAAAAAAAAAAAAAAAAAAA"' } });
+        await expectStatus('getPet', 200, `/pets/${pet.id}`);
+        await expectStatus('deletePet', 204, `/pets/${pet.id}`, { method: 'DELETE' });
+        await expectStatus('getPet', 404, `/pets/${pet.id}`);
+        await expectStatus('deletePet', 404, `/pets/${pet.id}`, { method: 'DELETE' });
       });
     });
 
