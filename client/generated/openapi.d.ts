@@ -451,6 +451,26 @@ export interface components {
                 "application/json": components["schemas"]["GoneError"];
             };
         };
+        /**
+         * @description The API key is valid but does not hold the scope this operation requires (`pets:read`
+         *     to read, `pets:write` to change): the challenge names it. Keys made before 1.4.0, and
+         *     keys made without `--scopes`, hold both.
+         */
+        Forbidden: {
+            headers: {
+                /**
+                 * @description The scopes the operation requires (RFC 6750 §3.1).
+                 * @example Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"
+                 */
+                "WWW-Authenticate": string;
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The requested animal could not be found. */
         NotFound: {
             headers: {
@@ -881,6 +901,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
@@ -942,6 +963,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1012,6 +1034,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidPetId"];
             401: components["responses"]["UnauthorizedDeprecated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["OperationGone"];
             429: components["responses"]["TooManyRequests"];
@@ -1055,6 +1078,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidPetId"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -1105,6 +1129,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1205,6 +1230,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidPetId"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["PhotoNotFound"];
             416: components["responses"]["RangeNotSatisfiable"];
             429: components["responses"]["TooManyRequests"];
@@ -1245,6 +1271,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidPhoto"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PhotoTooLarge"];
             415: components["responses"]["UnsupportedPhotoType"];

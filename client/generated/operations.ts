@@ -67,6 +67,11 @@ export const operationHeaders = {
     "401": {
       wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
     },
+    "403": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
     "429": {
       retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
@@ -94,6 +99,11 @@ export const operationHeaders = {
     },
     "401": {
       wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "403": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
     },
     "409": {
       retryAfter: { header: "Retry-After", kind: "delaySeconds", required: true },
@@ -153,6 +163,11 @@ export const operationHeaders = {
       sunset: { header: "Sunset", kind: "httpDate", required: true },
       link: { header: "Link", kind: "link", required: true, rels: ["deprecation"] },
     },
+    "403": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
     "404": {
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
       rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
@@ -190,6 +205,11 @@ export const operationHeaders = {
     "401": {
       wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
     },
+    "403": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
     "404": {
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
       rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
@@ -224,6 +244,11 @@ export const operationHeaders = {
     },
     "401": {
       wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "403": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
     },
     "404": {
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
@@ -281,6 +306,11 @@ export const operationHeaders = {
     "401": {
       wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
     },
+    "403": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
+    },
     "404": {
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
       rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
@@ -315,6 +345,11 @@ export const operationHeaders = {
     },
     "401": {
       wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true, values: ["Bearer realm=\"animal-store\"", "Bearer realm=\"animal-store\", error=\"invalid_token\""] },
+    },
+    "403": {
+      wwwAuthenticate: { header: "WWW-Authenticate", kind: "string", required: true },
+      rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },
+      rateLimitPolicy: { header: "RateLimit-Policy", kind: "rateLimitPolicy", required: false },
     },
     "404": {
       rateLimit: { header: "RateLimit", kind: "rateLimit", required: false },

@@ -766,7 +766,8 @@ function serverHeaderProblem(name, { root, operation, method, status, responses,
       return 'the server sends it only on the answers of a deprecated operation (from deprecated, x-deprecated-at and x-sunset): drop it, or deprecate the operation';
     case 'www-authenticate':
       if (status === '401' && securitySchemes(root, operation).length > 0) return undefined;
-      return 'the server sends it only on the 401 of an operation that needs an API key: drop it here';
+      if (status === '403' && whenScoped(root, operation) !== undefined) return undefined;
+      return 'the server sends it only on the 401 of an operation that needs an API key, and on the 403 of one that lists scopes: drop it here';
     case 'ratelimit':
     case 'ratelimit-policy':
       return 'the server sends it only when rate limits are configured (RATE_LIMIT) and the caller has a key: declare it with `required: false`';

@@ -113,6 +113,29 @@ describeEachTarget('changing and removing an animal: updatePet, deletePet, If-Ma
     });
   });
 
+  describe('key scopes: reads need pets:read, changes pets:write', () => {
+    it('a key made with pets:read reads and is refused every change with 403 insufficient_scope naming pets:write; one with pets:write the other way round; a key made without --scopes does both', async () => {
+      const { keys } = t().server;
+      const reader = (await keys.create('reader-example', ['pets:read'])).key;
+      const writer = (await keys.create('writer-example', ['pets:write'])).key;
+      const as = (key: string, path: string, init: RequestInit = {}) => t().request(path, { ...init, auth: false, headers: { ...(init.headers as Record<string, string> | undefined), Authorization: `Bearer ${key}` } });
+      const patchInit = { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"status":"pending"}' };
+      const createInit = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"Scoped","categoryId":1}' };
+      // A new key is known once the server's key cache reloads (every 200 ms in tests).
+      await expect.poll(async () => [(await as(reader, '/pets')).status, (await as(writer, `/pets/${pet.id}`, patchInit)).status], { timeout: 5_000 }).toEqual([200, 200]);
+      for (const path of ['/pets', `/pets/${pet.id}`]) expect((await as(reader, path)).status, path).toBe(200);
+      for (const [path, init] of [['/pets', createInit], [`/pets/${pet.id}`, patchInit], [`/pets/${pet.id}`, { method: 'DELETE' }]] as const) {
+        const refused = await as(reader, path, init);
+        expect(refused.status, `${init.method} ${path}`).toBe(403);
+        expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"');
+        expect(await refused.json()).toMatchObject({ code: 'insufficient_scope', status: 403 });
+      }
+      expect((await as(writer, `/pets/${pet.id}`)).status).toBe(403);
+      expect((await as(writer, `/pets/${pet.id}`, patchInit)).status).toBe(200);
+      expect((await t().request(`/pets/${pet.id}`, patchInit)).status).toBe(200);
+    });
+  });
+
   describe('deletePet', () => {
     it('removes the animal and its photo: 204, then getPet, getPetPhoto and a second removal are 404, and listPets no longer holds it', async () => {
       const [gone] = (await addPets(t(), 1, () => ({ name: 'Gone', categoryId: 1 }))) as [Pet];
