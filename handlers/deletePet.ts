@@ -7,7 +7,7 @@ const ATTEMPTS = 5;
  * deletePet: DELETE /pets/{petId}. Removes the animal and its photo in one unit of work: both or
  * neither. With If-Match, only while the animal is still in a state the header names (412
  * otherwise). The removal is a compare and set on what was read, so a change made in between
- * is seen: with If-Match it is a 412, without it the animal is read again and removed.
+ * is seen: the animal is read again, and with If-Match judged anew (a 412 once its tag moved on).
  */
 export const deletePet: Handler<'deletePet'> = async ({ path, header }, { pets, photos, unitOfWork }) => {
   const ifMatch = header['If-Match'];
@@ -24,8 +24,7 @@ export const deletePet: Handler<'deletePet'> = async ({ path, header }, { pets, 
       (error: unknown) => (error instanceof ChangedSince ? false : Promise.reject(error)),
     );
     if (removed) return { status: 204, body: undefined };
-    // Changed since it was read (not gone: the next read says 404): If-Match named the state that is gone.
-    if (ifMatch !== undefined && (await pets.get(current.id)) !== undefined) return refusalResult('precondition_failed', 'changedSince', `Animal ${path.petId}`);
+    // Changed, gone or given a photo since it was read: read again (If-Match is judged on the new state).
   }
   throw new Error(`deletePet: animal ${path.petId} kept changing under ${ATTEMPTS} attempts`);
 };

@@ -9,8 +9,8 @@ const ATTEMPTS = 5;
  * updatePet: PATCH /pets/{petId}. Applies the merge patch to the animal as it stands and answers
  * it as it now is (the server tags the answer). With If-Match, only while the animal is still in
  * a state the header names (412 otherwise). The write is a compare and set on what was read, so
- * a change made in between is never overwritten: with If-Match it is a 412, without it the patch
- * is applied again to the newer state.
+ * a change made in between is never overwritten: the animal is read again, and with If-Match
+ * judged anew (a 412 once its tag moved on), without it patched anew.
  */
 export const updatePet: Handler<'updatePet'> = async ({ path, header, body }, { pets }) => {
   const ifMatch = header['If-Match'];
@@ -18,11 +18,10 @@ export const updatePet: Handler<'updatePet'> = async ({ path, header, body }, { 
     const current = await pets.get(path.petId);
     if (!current) return errorResult('not_found', `No animal has id ${path.petId}.`);
     if (ifMatch !== undefined && !ifMatchMatches(ifMatch, jsonEntityTag(current))) return refusalResult('precondition_failed', 'changedSince', `Animal ${path.petId}`);
-    const { id, ...fields } = applyMergePatch(current, body) as Pet;
-    const updated = await pets.update(current, fields);
+    const { name, categoryId, status } = applyMergePatch(current, body) as Pet;
+    const updated = await pets.update(current, { name, categoryId, status });
     if (updated) return { status: 200, body: updated };
-    // Changed or removed since it was read: If-Match named the state that is gone.
-    if (ifMatch !== undefined && (await pets.get(id)) !== undefined) return refusalResult('precondition_failed', 'changedSince', `Animal ${path.petId}`);
+    // Changed or removed since it was read: read again (If-Match is judged on the new state).
   }
   throw new Error(`updatePet: animal ${path.petId} kept changing under ${ATTEMPTS} attempts`);
 };

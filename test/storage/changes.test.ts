@@ -154,6 +154,18 @@ describeEachTarget('changing and removing an animal: updatePet, deletePet, If-Ma
       expect(next.id).toBeGreaterThan(gone.id);
     });
 
+    it('a photo stored while its animal is removed: the PUT is a 204 or a 404, never a 500, and no photo outlives the animal', async () => {
+      const doomed = await addPets(t(), 20, (i) => ({ name: `Raced ${i}`, categoryId: 1 }));
+      const answers = await Promise.all(
+        doomed.flatMap((each) => [
+          t().request(`/pets/${each.id}/photo`, { method: 'PUT', headers: { 'Content-Type': 'image/png' }, body: PNG }).then((r) => r.status),
+          send(t(), 'DELETE', `/pets/${each.id}`).then((r) => r.status),
+        ]),
+      );
+      expect(answers.filter((status, i) => (i % 2 === 0 ? ![204, 404].includes(status) : status !== 204))).toEqual([]);
+      for (const each of doomed) expect((await t().request(`/pets/${each.id}/photo`)).status).toBe(404);
+    });
+
     it('with If-Match: removes only while the animal is as read; a stale tag is a 412 and the animal and its photo stay', async () => {
       const [kept] = (await addPets(t(), 1, () => ({ name: 'Kept', categoryId: 1 }))) as [Pet];
       await t().request(`/pets/${kept.id}/photo`, { method: 'PUT', headers: { 'Content-Type': 'image/png' }, body: PNG });

@@ -9,6 +9,7 @@ import { createBatcher } from '../queries/batcher.js';
 import { prepare, type Executor } from '../queries/prepared.js';
 import type { ResourceContext } from '../resource.js';
 import { insideUnit } from '../queries/unitOfWork.js';
+import { isForeignKeyViolation } from '../queries/constraints.js';
 
 /** The table of src/store/migrations/0001_pets.ts, as Kysely sees it. */
 export type Tables = {
@@ -52,7 +53,7 @@ export interface PetStore {
    * undefined when it changed since `from` was read, or is gone.
    */
   update(from: Pet, to: NewPetRecord): Promise<Pet | undefined>;
-  /** Removes the animal, provided it is still exactly `from`: false when it changed or is gone. */
+  /** Removes the animal, provided it is still exactly `from`: false when it changed, gained a photo since its photo was removed (in the caller's unit), or is gone. */
   remove(from: Pet): Promise<boolean>;
 }
 
@@ -160,7 +161,14 @@ export function open({ db: core, dialect, onBatch }: ResourceContext): PetStore 
     },
 
     async remove(from) {
-      return (await removeIfUnchanged(from)).length > 0;
+      try {
+        return (await removeIfUnchanged(from)).length > 0;
+      } catch (error) {
+        // PostgreSQL: a photo was stored for it since the caller removed its photo (in the same
+        // unit of work). The animal changed since it was read: the caller's unit rolls back and reads again.
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
     },
 
     async list({ limit, status, afterId }: ListPetsQuery): Promise<PetPage> {

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import { isForeignKeyViolation } from '../queries/constraints.js';
 import { prepare } from '../queries/prepared.js';
 import type { ResourceContext } from '../resource.js';
 import type { Tables as PetTables } from './pets.js';
@@ -106,7 +107,14 @@ export function open({ db: core, dialect }: ResourceContext): PhotoStore {
       // animal's, so no photo is stored for an animal removed in between.
       if ((await petExists({ petId })).length === 0) return 'no_pet';
       const sha256 = createHash('sha256').update(bytes).digest('hex');
-      await upsert({ petId, mediaType, bytes, size: bytes.length, sha256, updatedAt: new Date().toISOString() });
+      try {
+        await upsert({ petId, mediaType, bytes, size: bytes.length, sha256, updatedAt: new Date().toISOString() });
+      } catch (error) {
+        // PostgreSQL: the animal was removed (deletePet) after the upsert read its row, and the
+        // reference check waited for that removal to commit. The answer is the removal's: no animal.
+        if (isForeignKeyViolation(error)) return 'no_pet';
+        throw error;
+      }
       return 'stored';
     },
     async get(petId) {
