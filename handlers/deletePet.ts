@@ -1,6 +1,6 @@
 import { errorResult, ifMatchMatches, jsonEntityTag, refusalResult, type Handler } from '../src/domain/contract.js';
 
-/** How often a removal without If-Match is tried again when another writer changed the animal in between. */
+/** How often the removal is tried again, on the animal read anew, when another writer changed it in between. */
 const ATTEMPTS = 5;
 
 /**

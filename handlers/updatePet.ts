@@ -2,7 +2,7 @@ import { applyMergePatch, errorResult, ifMatchMatches, jsonEntityTag, refusalRes
 
 type Pet = Schemas['Pet'];
 
-/** How often a change without If-Match is tried again when another writer changed the animal in between. */
+/** How often the change is tried again, on the animal read anew, when another writer changed it in between. */
 const ATTEMPTS = 5;
 
 /**
