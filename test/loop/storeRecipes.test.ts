@@ -8,7 +8,7 @@
  *   (src/store/resources/orderExamples.ts: its table type and queries, for both dialects) and one migration file,
  *   `npm run generate` again (it lists both), and two of the four handlers written (the other two
  *   stay 501 stubs).
- * - A new store method: the recipe's `deletePet` under made-up names no spec will plausibly take
+ * - A new store method: the recipe's example (as deletePet was) under made-up names no spec will plausibly take
  *   (`retirePetExample`, DELETE /retire-pet-example/{petId}, store method `retireExample`: 204, or
  *   404 when there is no such animal), the method in the one file the recipe names, the pets'
  *   store module (its `PetStore` interface and its implementation).
