@@ -430,7 +430,7 @@ describe('error bodies never carry stack traces, paths or SQL', () => {
       ['no key', head('GET', '/v1/pets'), 401, 'unauthorized'],
       ['no such pet', head('GET', '/v1/pets/987654321', auth()), 404, 'not_found'],
       ['no such path', head('GET', '/v1/../../etc/passwd', auth()), 404, 'not_found'],
-      ['method the path lacks', head('PATCH', `/v1/pets/${petId}`, auth()), 405, 'method_not_allowed'],
+      ['method the path lacks', head('PUT', `/v1/pets/${petId}`, auth()), 405, 'method_not_allowed'],
       ['body over 64 KiB', json('x'.repeat(BODY_LIMIT + 1)), 413, 'payload_too_large'],
       ['text/plain', json('{}', 'text/plain'), 415, 'unsupported_media_type'],
       ['unsupported charset', json('{}', 'application/json; charset=latin1'), 415, 'unsupported_media_type'],
