@@ -133,7 +133,72 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    petCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An animal was added
+         * @description Sent to each endpoint subscribed to `pet.created` once an animal is added (`POST /pets`,
+         *     as JSON or as a form): its body carries the animal as `GET /pets/{petId}` answers it.
+         */
+        post: operations["petCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    petUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An animal was changed
+         * @description Sent to each endpoint subscribed to `pet.updated` once a change (`PATCH /pets/{petId}`)
+         *     is stored: the animal as it now is, and the names of the fields whose values changed
+         *     (empty when the change set every field to the value it had).
+         */
+        post: operations["petUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    petDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An animal was removed
+         * @description Sent to each endpoint subscribed to `pet.deleted` once an animal and its photo are removed
+         *     (`DELETE /pets/{petId}`): its identifier, which is never given to another animal.
+         */
+        post: operations["petDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -191,6 +256,44 @@ export interface components {
             name: components["schemas"]["PetName"];
             categoryId: components["schemas"]["CategoryId"];
             status: components["schemas"]["PetStatus"];
+        };
+        /**
+         * Format: date-time
+         * @description When the change was stored (RFC 3339, UTC).
+         * @example 2026-12-05T10:00:00.000Z
+         */
+        EventTimestamp: string;
+        /** @description An animal was added (Standard Webhooks' payload structure). */
+        PetCreatedEvent: {
+            /** @constant */
+            type: "pet.created";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: components["schemas"]["Pet"];
+        };
+        /**
+         * @description The name of one of an animal's fields that a change can set.
+         * @enum {string}
+         */
+        PetField: "name" | "categoryId" | "status";
+        /** @description An animal was changed (Standard Webhooks' payload structure). */
+        PetUpdatedEvent: {
+            /** @constant */
+            type: "pet.updated";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: {
+                pet: components["schemas"]["Pet"];
+                /** @description The fields whose values the change moved, in the order of `Pet`. */
+                changed: components["schemas"]["PetField"][];
+            };
+        };
+        /** @description An animal was removed (Standard Webhooks' payload structure). */
+        PetDeletedEvent: {
+            /** @constant */
+            type: "pet.deleted";
+            timestamp: components["schemas"]["EventTimestamp"];
+            data: {
+                id: components["schemas"]["Id"];
+            };
         };
         /** @description A list of animals; at most 100, the largest `limit`. */
         Pets: components["schemas"]["Pet"][];
@@ -471,6 +574,27 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The receiver has the event. Any 2xx status counts as delivered; anything else, no answer
+         *     within 15 seconds, or no connection, is tried again later (the schedule is in the
+         *     operations guide), for about three days.
+         */
+        EventReceived: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description The receiver wants no more events: the endpoint is disabled at once and nothing more is
+         *     sent to it (an operator enables it again by adding it anew).
+         */
+        EndpointGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The requested animal could not be found. */
         NotFound: {
             headers: {
@@ -672,6 +796,27 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The event's identifier: the same on every attempt to deliver it, so a receiver that
+         *     has already handled it can answer 2xx and do nothing.
+         * @example msg_01JE6Q2X6M8ZB4S1V9T3W5Y7A0
+         */
+        WebhookId: string;
+        /**
+         * @description When this attempt was sent, in whole seconds since the Unix epoch. Refuse a delivery
+         *     whose timestamp is far from your clock (five minutes is usual): it may be replayed.
+         * @example 1764892800
+         */
+        WebhookTimestamp: string;
+        /**
+         * @description `v1,` and the Base64 HMAC-SHA256, keyed with the endpoint's secret (`whsec_…`, shown
+         *     once when the endpoint is added), of `{webhook-id}.{webhook-timestamp}.{body}`. While a
+         *     rotated secret is still valid (24 hours), a signature by each secret is sent,
+         *     separated by a space: accept the delivery when one of them verifies. The client
+         *     package's `verifyWebhook` does all of this.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignature: string;
         /**
          * @description Maximum number of animals returned.
          * @example 20
@@ -1278,6 +1423,123 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["UnexpectedError"];
+        };
+    };
+    petCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's identifier: the same on every attempt to deliver it, so a receiver that
+                 *     has already handled it can answer 2xx and do nothing.
+                 * @example msg_01JE6Q2X6M8ZB4S1V9T3W5Y7A0
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was sent, in whole seconds since the Unix epoch. Refuse a delivery
+                 *     whose timestamp is far from your clock (five minutes is usual): it may be replayed.
+                 * @example 1764892800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the Base64 HMAC-SHA256, keyed with the endpoint's secret (`whsec_…`, shown
+                 *     once when the endpoint is added), of `{webhook-id}.{webhook-timestamp}.{body}`. While a
+                 *     rotated secret is still valid (24 hours), a signature by each secret is sent,
+                 *     separated by a space: accept the delivery when one of them verifies. The client
+                 *     package's `verifyWebhook` does all of this.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetCreatedEvent"];
+            };
+        };
+        responses: {
+            204: components["responses"]["EventReceived"];
+            410: components["responses"]["EndpointGone"];
+        };
+    };
+    petUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's identifier: the same on every attempt to deliver it, so a receiver that
+                 *     has already handled it can answer 2xx and do nothing.
+                 * @example msg_01JE6Q2X6M8ZB4S1V9T3W5Y7A0
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was sent, in whole seconds since the Unix epoch. Refuse a delivery
+                 *     whose timestamp is far from your clock (five minutes is usual): it may be replayed.
+                 * @example 1764892800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the Base64 HMAC-SHA256, keyed with the endpoint's secret (`whsec_…`, shown
+                 *     once when the endpoint is added), of `{webhook-id}.{webhook-timestamp}.{body}`. While a
+                 *     rotated secret is still valid (24 hours), a signature by each secret is sent,
+                 *     separated by a space: accept the delivery when one of them verifies. The client
+                 *     package's `verifyWebhook` does all of this.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetUpdatedEvent"];
+            };
+        };
+        responses: {
+            204: components["responses"]["EventReceived"];
+            410: components["responses"]["EndpointGone"];
+        };
+    };
+    petDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's identifier: the same on every attempt to deliver it, so a receiver that
+                 *     has already handled it can answer 2xx and do nothing.
+                 * @example msg_01JE6Q2X6M8ZB4S1V9T3W5Y7A0
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description When this attempt was sent, in whole seconds since the Unix epoch. Refuse a delivery
+                 *     whose timestamp is far from your clock (five minutes is usual): it may be replayed.
+                 * @example 1764892800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the Base64 HMAC-SHA256, keyed with the endpoint's secret (`whsec_…`, shown
+                 *     once when the endpoint is added), of `{webhook-id}.{webhook-timestamp}.{body}`. While a
+                 *     rotated secret is still valid (24 hours), a signature by each secret is sent,
+                 *     separated by a space: accept the delivery when one of them verifies. The client
+                 *     package's `verifyWebhook` does all of this.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetDeletedEvent"];
+            };
+        };
+        responses: {
+            204: components["responses"]["EventReceived"];
+            410: components["responses"]["EndpointGone"];
         };
     };
 }

@@ -1156,12 +1156,23 @@ function asSent(ctx, schema, location, depth = 0) {
  * never goes): so, for lint alone, a webhook body's schema is replaced by its view as sent before
  * the rule judges the examples (the spec and its bundle keep it as written).
  */
+/** Whether `schema` (followed as asSent follows it) marks anything readOnly or writeOnly: a body without marks is left as written, its `$ref`s with it. */
+function marksReadOrWrite(ctx, schema, location, depth = 0) {
+  if (depth > 12) return false;
+  const { node, location: at } = deref(ctx, schema, location);
+  if (!isObject(node)) return false;
+  if (node.readOnly === true || node.writeOnly === true) return true;
+  const children = [...(isObject(node.properties) ? Object.values(node.properties) : []), ...(node.items === undefined ? [] : [node.items])];
+  for (const key of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(node[key])) children.push(...node[key]);
+  return children.some((child) => marksReadOrWrite(ctx, child, at, depth + 1));
+}
+
 function WebhookBodiesAsSent() {
   return {
     WebhooksMap: {
       MediaType: {
         enter(mediaType, ctx) {
-          if (isObject(mediaType) && mediaType.schema !== undefined) mediaType.schema = asSent(ctx, mediaType.schema, ctx.location.child(['schema']));
+          if (isObject(mediaType) && mediaType.schema !== undefined && marksReadOrWrite(ctx, mediaType.schema, ctx.location.child(['schema']))) mediaType.schema = asSent(ctx, mediaType.schema, ctx.location.child(['schema']));
         },
       },
     },
