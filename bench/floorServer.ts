@@ -45,7 +45,7 @@ const basePath = basePathOf(document);
 const database = await openDatabase(config);
 const keys = new KeyCache(createApiKeyStore(database.db), { refreshMs: config.keyRefreshMs, maxStaleMs: 5000, onRefreshError: () => undefined });
 await keys.startRefreshing();
-const deps: HandlerDeps = { ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) };
+const deps: HandlerDeps = { ...openStores({ db: database.db, dialect: database.dialect, document }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) };
 const deprecations = new Deprecations(operationsOf(document));
 const logger = createLogger('silent');
 

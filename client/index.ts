@@ -32,6 +32,7 @@ import { readResponseHeaders, type ErrorStatus, type OperationId, type ResponseH
 export type { components, paths };
 export type { DeclaredStatus, ErrorStatus, OperationId, ResponseHeaders, SuccessStatus } from './responseHeaders.js';
 export type { RateLimit, RateLimitPolicy } from './headerValues.js';
+export { verifyWebhook, webhookId, WebhookVerificationError, type VerifyWebhookOptions, type WebhookEvent, type WebhookHeaders, type WebhookName } from './webhooks.js';
 export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];

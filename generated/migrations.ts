@@ -8,6 +8,8 @@ import * as m0005_deprecated_calls from '../src/features/deprecation/migrations/
 import * as m0006_idempotency_records from '../src/features/exactlyOnce/migrations/0006_idempotency_records.js';
 import * as m0007_pet_photos from '../src/store/migrations/0007_pet_photos.js';
 import * as m0008_api_key_scopes from '../src/store/migrations/0008_api_key_scopes.js';
+import * as m0009_webhook_events from '../src/store/migrations/0009_webhook_events.js';
+import * as m0010_webhook_endpoints from '../src/features/webhooks/migrations/0010_webhook_endpoints.js';
 
 /** Every migration by its file name, in name order across the folders: the order they run in. */
 export const migrations: Record<string, { up: MigrationUp }> = {
@@ -19,4 +21,6 @@ export const migrations: Record<string, { up: MigrationUp }> = {
   "0006_idempotency_records": m0006_idempotency_records,
   "0007_pet_photos": m0007_pet_photos,
   "0008_api_key_scopes": m0008_api_key_scopes,
+  "0009_webhook_events": m0009_webhook_events,
+  "0010_webhook_endpoints": m0010_webhook_endpoints,
 };

@@ -2,17 +2,18 @@
 import type { ResourceContext } from '../src/store/resource.js';
 import * as pets from '../src/store/resources/pets.js';
 import * as photos from '../src/store/resources/photos.js';
+import * as webhooks from '../src/store/resources/webhooks.js';
 
 /** Every resource's store module, by file name. */
-export const resources = { pets, photos };
+export const resources = { pets, photos, webhooks };
 
 /** The stores handlers get, each as `deps.<file name>`. */
 export type Stores = { [Name in keyof typeof resources]: ReturnType<(typeof resources)[Name]['open']> };
 
 /** Every resource's tables, as Kysely sees them. */
-export type ResourceTables = pets.Tables & photos.Tables;
+export type ResourceTables = pets.Tables & photos.Tables & webhooks.Tables;
 
 /** Opens every resource's store on one database. */
 export function openStores(context: ResourceContext): Stores {
-  return { pets: pets.open(context), photos: photos.open(context) };
+  return { pets: pets.open(context), photos: photos.open(context), webhooks: webhooks.open(context) };
 }

@@ -8,8 +8,9 @@ const ATTEMPTS = 5;
  * neither. With If-Match, only while the animal is still in a state the header names (412
  * otherwise). The removal is a compare and set on what was read, so a change made in between
  * is seen: the animal is read again, and with If-Match judged anew (a 412 once its tag moved on).
+ * `petDeleted` (its id) commits with the removal.
  */
-export const deletePet: Handler<'deletePet'> = async ({ path, header }, { pets, photos, unitOfWork }) => {
+export const deletePet: Handler<'deletePet'> = async ({ path, header }, { pets, photos, webhooks, unitOfWork }) => {
   const ifMatch = header['If-Match'];
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await pets.get(path.petId);
@@ -19,6 +20,7 @@ export const deletePet: Handler<'deletePet'> = async ({ path, header }, { pets, 
       await photos.remove(current.id);
       // Changed since it was read: throwing rolls the photo's removal back with the unit.
       if (!(await pets.remove(current))) throw new ChangedSince();
+      await webhooks.emit('petDeleted', { type: 'pet.deleted', timestamp: new Date().toISOString(), data: { id: current.id } });
     }).then(
       () => true,
       (error: unknown) => (error instanceof ChangedSince ? false : Promise.reject(error)),

@@ -24,6 +24,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SANDBOX_TOKEN, sandboxToken } from '../src/features/sandbox/token.js';
+import { checkEndpointUrl, EndpointRefused } from '../src/features/webhooks/address.js';
+import { createEndpointStore } from '../src/features/webhooks/endpoints.js';
 import { ConfigError } from '../src/shared/env.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { SANDBOX_HEADER, SANDBOX_RESET_PATH, withSandbox } from '../src/features/sandbox/sandbox.js';
@@ -173,6 +175,9 @@ try {
     HEADERS_TIMEOUT_MS: process.env.HEADERS_TIMEOUT_MS,
     REQUEST_TIMEOUT_MS: process.env.REQUEST_TIMEOUT_MS,
     DEPRECATION_BROWNOUTS: process.env.DEPRECATION_BROWNOUTS,
+    // Its events go to receivers on this machine (`npm run webhooks -- listen --sandbox`).
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
+    WEBHOOKS_RETRY_SCHEDULE: process.env.WEBHOOKS_RETRY_SCHEDULE,
     // A spec with oauth2 or openIdConnect schemes starts here too: the issuer given, else one that
     // never answers (its tokens unchecked, a 503); the sandbox's key works either way.
     OAUTH_ISSUER: process.env.OAUTH_ISSUER || 'https://issuer.invalid',
@@ -191,13 +196,24 @@ async function start(): Promise<RunningServer> {
   database = opened;
   const store = createSandboxStore(opened, seeds);
   await store.reset();
+  const endpoints = createEndpointStore(opened.db);
+  // A receiver on the developer's machine is the point here: loopback and http are allowed (as WEBHOOKS_ALLOW_PRIVATE does).
+  const subscribe = async (url: string, events: string[] | undefined) => {
+    try {
+      checkEndpointUrl(url, { allowPrivate: true });
+    } catch (error) {
+      if (error instanceof EndpointRefused) return { refused: error.message };
+      throw error;
+    }
+    return endpoints.add(url, events);
+  };
   return startServer({
     config,
     logger,
     database: opened,
     bootstrapKey: false,
     keyChecker: sandboxToken,
-    arrangeStages: withSandbox({ reset: () => store.reset(), logger }),
+    arrangeStages: withSandbox({ reset: () => store.reset(), subscribe, unsubscribe: (id) => endpoints.remove(id), logger }),
   });
 }
 const starting = start();

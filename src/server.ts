@@ -118,7 +118,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     created = createApp({
       document,
       handlers,
-      deps: { ...openStores({ db: database.db, dialect: database.dialect, onBatch: observers.batch }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) },
+      deps: { ...openStores({ db: database.db, dialect: database.dialect, document, onBatch: observers.batch, onEvents: () => observers.eventsCommitted?.() }), cursors: createCursorCodec(await readSecret(database.db, 'cursor')), basePath, unitOfWork: (work) => inUnitOfWork(database.db, work) },
       keys: options.keyChecker ?? keyCache,
       oauth: config.oauth,
       ping: database.ping,

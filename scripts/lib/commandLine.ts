@@ -49,3 +49,9 @@ export function fail(message: string, code = 1): never {
 }
 
 export const usageError = (help: string, message: string): never => fail(`${message}\n\n${help}`, 2);
+
+/** Rows under a header, each column as wide as its widest cell (the operators' commands' lists). */
+export function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+}

@@ -70,6 +70,8 @@ export const CATALOG = {
       }),
       // A part of a form that is not the image its media type says; a whole body that is not answers invalid_image.
       notThatImage: (field: string, format: string) => ({ message: `The request is invalid: body field "${field}" ${notTheImage(format)}.`, details: [{ in: 'body', field, message: notTheImage(format) }] }),
+      // The sandbox's own route (src/features/sandbox/sandbox.ts), outside the contract.
+      sandboxEndpoint: (problem: string) => ({ message: `The endpoint cannot be subscribed: ${problem}.`, details: [{ in: 'query', field: 'url', message: problem }] }),
       repeatedField: (field: string) => ({ message: `The request is invalid: body field "${field}" is sent more than once; it takes one value.`, details: [{ in: 'body', field, message: 'is sent more than once; it takes one value' }] }),
     },
   },

@@ -56,6 +56,8 @@ export interface Observers {
   batch?: ((size: number) => void) | undefined;
   deprecatedCall?: ((operationId: string) => void) | undefined;
   rateLimitFailOpen?: (() => void) | undefined;
+  /** Events were committed to the outbox (the webhooks feature delivers them at once). */
+  eventsCommitted?: (() => void) | undefined;
 }
 
 /** What a feature may use when it starts. */

@@ -13,8 +13,9 @@ import type { Logger } from '../shared/logger.js';
 import { metrics } from './metrics/feature.js';
 import { rateLimit } from './rateLimit/feature.js';
 import { tracing } from './tracing/feature.js';
+import { webhooks } from './webhooks/feature.js';
 
-export const FEATURES: readonly Feature[] = [tracing, metrics, cors, deprecation, rateLimit, exactlyOnce];
+export const FEATURES: readonly Feature[] = [tracing, metrics, cors, deprecation, rateLimit, exactlyOnce, webhooks];
 
 /** A feature its settings turned on, ready to start. */
 export interface ConfiguredFeature {

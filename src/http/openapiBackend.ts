@@ -5,7 +5,7 @@
  */
 import { hash } from 'node:crypto';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { newAjv } from '../shared/ajv.js';
 import { validationViews } from './shapes/views.js';
 import { OpenAPIBackend, ValidationContext, type Document } from 'openapi-backend';
 import type { ErrorBody } from '../shared/schemas.js';
@@ -13,28 +13,7 @@ import type { OpenApiDocument } from '../shared/spec.js';
 import { isBinary, type DeclaredBody, type Schema } from './bodies/declared.js';
 import { useCanonicalNumerals } from './numerals.js';
 
-// ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
 type Detail = NonNullable<ErrorBody['details']>[number];
-
-const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
-
-/** Ajv for JSON Schema 2020-12 (OpenAPI 3.1) with the formats the spec uses. */
-export function newAjv(options: Record<string, unknown> = {}): Ajv2020 {
-  // validateSchema: false skips compiling the 2020-12 meta-schema (about 0.4 s of start-up):
-  // the schemas come from a spec that `redocly lint` has already checked.
-  // logger: false: a format it does not know is an annotation (JSON Schema 2020-12), which Ajv
-  // would otherwise announce on the console at every compile; `npm run lint` names it once.
-  const ajv = new Ajv2020({ ...options, strict: false, allErrors: true, validateSchema: false, logger: false });
-  addFormats(ajv);
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= INT32.min && n <= INT32.max });
-  // int64 ids are bounded by `maximum` in the spec; the format itself accepts any integer.
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
-  ajv.addFormat('float', { type: 'number', validate: () => true });
-  ajv.addFormat('double', { type: 'number', validate: () => true });
-  return ajv;
-}
 
 /**
  * A fresh Ajv for each validation context openapi-backend asks for. Parameters are text on the

@@ -4,7 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import { BinaryBody, JsonText } from '../shared/schemas.js';
 import type { OpenApiDocument } from '../shared/spec.js';
 import { inRange, kindOf } from './bodies/mediaType.js';
-import { newAjv } from './openapiBackend.js';
+import { newAjv } from '../shared/ajv.js';
 import { PROBLEM_JSON, PROBLEM_XML } from './shapes/problems.js';
 import { declaredResponse, type DeclaredResponses } from './shapes/declared.js';
 

@@ -5,6 +5,7 @@
  * so adding one edits no list.
  */
 import type { Kysely } from 'kysely';
+import type { OpenApiDocument } from '../shared/spec.js';
 import type { Database, Dialect } from './schema.js';
 
 export interface ResourceContext {
@@ -13,4 +14,8 @@ export interface ResourceContext {
   dialect: Dialect;
   /** Hears the size of each group commit, where a store batches its writes (the metrics' histogram). */
   onBatch?: (size: number) => void;
+  /** The contract, for a store that checks what it writes against it (an event's body: ./resources/webhooks.ts). */
+  document: OpenApiDocument;
+  /** Hears that events were committed (the webhooks feature then delivers them at once, not at its next poll). */
+  onEvents?: () => void;
 }

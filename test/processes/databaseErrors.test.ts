@@ -46,7 +46,7 @@ async function outcome(args: string[], env: Record<string, string>): Promise<Out
 
 /** `npm run keys -- list` and the server's start, each on `env`: exit 1, the one line, no stack, no password. */
 async function expectOneLine(env: Record<string, string>, location: string, cause: RegExp): Promise<void> {
-  const [keys, start] = await Promise.all([outcome(['scripts/keys.ts', 'list'], env), outcome(['src/main.ts'], env)]);
+  const [keys, start] = await Promise.all([outcome(['scripts/operators/keys.ts', 'list'], env), outcome(['src/main.ts'], env)]);
   for (const [what, result] of [['npm run keys', keys], ['the start', start]] as const) {
     expect(result.code, `${what}: ${result.output}`).toBe(1);
     expect(result.output, what).not.toMatch(/\n\s+at /);
@@ -108,7 +108,7 @@ describe('a database that cannot be used gets one line', () => {
 
   it('LOG_LEVEL=debug adds the stack', async () => {
     const port = await freePort();
-    const keys = await outcome(['scripts/keys.ts', 'list'], { DATABASE_URL: `postgres://app@127.0.0.1:${port}/animals`, LOG_LEVEL: 'debug' });
+    const keys = await outcome(['scripts/operators/keys.ts', 'list'], { DATABASE_URL: `postgres://app@127.0.0.1:${port}/animals`, LOG_LEVEL: 'debug' });
     expect(keys.code).toBe(1);
     expect(keys.output).toMatch(/ECONNREFUSED[\s\S]*\n\s+at /);
     expect(keys.output).toContain('Cannot use the database at');

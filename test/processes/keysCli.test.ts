@@ -13,7 +13,7 @@ const run = promisify(execFile);
 
 describe('npm run keys (CLI, on a SQLite file)', () => {
   const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-  const keysCli = (dir: string, ...args: string[]) => run(tsx, ['scripts/keys.ts', ...args], { env: { ...process.env, SQLITE_PATH: join(dir, 'keys.sqlite'), DATABASE_URL: '' } });
+  const keysCli = (dir: string, ...args: string[]) => run(tsx, ['scripts/operators/keys.ts', ...args], { env: { ...process.env, SQLITE_PATH: join(dir, 'keys.sqlite'), DATABASE_URL: '' } });
 
   it('create prints the key once as its last line; list shows ids and names, never keys; revoke marks it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'animal-store-keys-'));

@@ -135,7 +135,7 @@ describe('npm start: run, stop with SIGTERM, restart', () => {
         expect(await next.exited).toBe(0);
       }
 
-      execFileSync(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/keys.ts', 'revoke', keyId ?? ''], { cwd: root, env: { ...process.env, DATABASE_URL: '', SQLITE_PATH: keyEnv.SQLITE_PATH }, stdio: 'pipe' });
+      execFileSync(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/operators/keys.ts', 'revoke', keyId ?? ''], { cwd: root, env: { ...process.env, DATABASE_URL: '', SQLITE_PATH: keyEnv.SQLITE_PATH }, stdio: 'pipe' });
       const revoked = await start(keyEnv);
       try {
         expect(revoked.output()).toContain('No API key is active');

@@ -144,7 +144,8 @@ describe('architecture', () => {
     // Sanity: the pattern sees the responder's own writes.
     expect(writers.filter((w) => w.startsWith('src/http/respond.ts'))).not.toEqual([]);
     // Express's routes send the contract's JSON and the docs' pages and files; its refusals go to the responder.
-    const allowed = (w: string) => w.startsWith('src/http/respond.ts:') || /^src\/http\/express\.ts: \.(send|sendFile)\($/.test(w);
+    // The webhooks' sender ends the request it sends to a receiver: a request, not an answer.
+    const allowed = (w: string) => w.startsWith('src/http/respond.ts:') || /^src\/http\/express\.ts: \.(send|sendFile)\($/.test(w) || w === 'src/features/webhooks/send.ts: .end(';
     expect(writers.filter((w) => !allowed(w))).toEqual([]);
   });
 
@@ -153,13 +154,14 @@ describe('architecture', () => {
     ['express', ['src/http/']],
     // The router and validators, and the contract's operations CORS derives its lists from.
     ['openapi-backend', ['src/http/', 'src/pipeline/', 'src/features/feature.ts', 'src/features/cors/', 'src/features/exactlyOnce/']],
-    ['node:http', ['src/http/', 'src/transport/', 'src/pipeline/', 'src/features/feature.ts', 'src/features/metrics/', 'src/features/sandbox/']],
-    ['node:net', ['src/http/', 'src/transport/']],
+    // The webhooks' sender: a client of receivers, pinned to the address its check resolved.
+    ['node:http', ['src/http/', 'src/transport/', 'src/pipeline/', 'src/features/feature.ts', 'src/features/metrics/', 'src/features/sandbox/', 'src/features/webhooks/send.ts']],
+    ['node:net', ['src/http/', 'src/transport/', 'src/features/webhooks/address.ts', 'src/features/webhooks/send.ts']],
     ['raw-body', ['src/http/']],
     ['content-type', ['src/http/']],
     ['busboy', ['src/http/bodies/multipart.ts']],
-    // A feature that keeps records (exactly-once, the deprecated calls) or empties them (the sandbox's reset) holds its own queries, as a resource's store module does.
-    ['kysely', ['src/store/', 'src/features/exactlyOnce/', 'src/features/deprecation/', 'src/features/sandbox/']],
+    // A feature that keeps records (exactly-once, the deprecated calls, the webhooks' endpoints and deliveries) or empties them (the sandbox's reset) holds its own queries, as a resource's store module does.
+    ['kysely', ['src/store/', 'src/features/exactlyOnce/', 'src/features/deprecation/', 'src/features/sandbox/', 'src/features/webhooks/']],
     ['better-sqlite3', ['src/store/database.ts']],
     ['pg', ['src/store/database.ts']],
     ['pino', ['src/shared/logger.ts']],

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CATALOG, type Code } from '../../src/errors/catalog.js';
 import { errorResult, refuse } from '../../src/errors/refusal.js';
-import { newAjv } from '../../src/http/openapiBackend.js';
+import { newAjv } from '../../src/shared/ajv.js';
 
 type Schema = { enum?: string[]; description?: string; [key: string]: unknown };
 const document = JSON.parse(readFileSync(join(process.cwd(), 'generated/openapi.json'), 'utf8')) as { components: { schemas: Record<string, Schema> } };

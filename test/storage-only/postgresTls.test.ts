@@ -90,7 +90,7 @@ describe.skipIf(missing !== undefined)('TLS to PostgreSQL (a cluster of its own,
     expect(await failureLine(url)).toMatch(/^Cannot use the database at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\?sslmode=verify-full&sslrootcert=\S+: TLS: the server's certificate does not name 127\.0\.0\.1:\d+ \(Hostname\/IP does not match certificate's altnames/);
     // The same as `npm run keys` prints it: one line, exit 1.
     const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-    const keys = await promisify(execFile)(tsx, ['scripts/keys.ts', 'list'], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: '' } }).then(
+    const keys = await promisify(execFile)(tsx, ['scripts/operators/keys.ts', 'list'], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: '' } }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
     );

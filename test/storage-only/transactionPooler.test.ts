@@ -73,7 +73,7 @@ describe.skipIf(missing !== undefined)('behind PgBouncer in transaction mode', (
     const fresh = await createScratchDatabase(adminUrl, 'pooler');
     const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
     const keys = (setting: string, ...args: string[]) =>
-      promisify(execFile)(tsx, ['scripts/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: pooler.through(fresh.url), DATABASE_PREPARED_STATEMENTS: setting, LOG_LEVEL: '' } }).then(
+      promisify(execFile)(tsx, ['scripts/operators/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: pooler.through(fresh.url), DATABASE_PREPARED_STATEMENTS: setting, LOG_LEVEL: '' } }).then(
         ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
         (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
       );

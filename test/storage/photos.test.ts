@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../generated/stores.js';
 import type { Pet } from '../../client/index.js';
 import { openSqlite } from '../../src/store/database.js';
+import { loadBundledSpec } from '../../src/shared/spec.js';
 import { createSandboxStore } from '../../src/features/sandbox/store.js';
 import { inUnitOfWork } from '../../src/store/queries/unitOfWork.js';
 import { injectable } from '../support/inject.js';
@@ -338,7 +339,7 @@ describe('one transaction, and the sandbox', () => {
       expect(answer.statusCode, answer.body).toBe(500);
       expect((await sql<{ n: number }>`select count(*) as n from pets`.execute(t.database.db)).rows[0]?.n).toBe(0);
       // The same form with a store that works: the animal and its photo.
-      const stores = openStores({ db: t.database.db, dialect: t.database.dialect });
+      const stores = openStores({ db: t.database.db, dialect: t.database.dialect, document: loadBundledSpec() });
       expect(await stores.pets.list({ limit: 10 })).toMatchObject({ lastId: undefined });
     } finally {
       await t.close();
@@ -351,7 +352,7 @@ describe('one transaction, and the sandbox', () => {
     try {
       const store = createSandboxStore(database, { pets: [{ id: 1, name: 'Biscuit', categoryId: 2, status: 'available' }], created: [] });
       await store.reset();
-      const { photos } = openStores({ db: database.db, dialect: database.dialect });
+      const { photos } = openStores({ db: database.db, dialect: database.dialect, document: loadBundledSpec() });
       expect(await photos.put(1, { bytes: PNG, mediaType: 'image/png' })).toBe('stored');
       await store.reset();
       expect((await sql<{ n: number }>`select count(*) as n from pet_photos`.execute(database.db)).rows[0]?.n).toBe(0);

@@ -62,7 +62,7 @@ export async function injectable({ databaseFile, env = {}, ...options }: Partial
   const app = createApp({
     document,
     handlers,
-    deps: adapt({ ...openStores({ db: database.db, dialect: database.dialect }), cursors: createCursorCodec('inject'), basePath: '/v1', unitOfWork: (work) => inUnitOfWork(database.db, work) }),
+    deps: adapt({ ...openStores({ db: database.db, dialect: database.dialect, document }), cursors: createCursorCodec('inject'), basePath: '/v1', unitOfWork: (work) => inUnitOfWork(database.db, work) }),
     keys: { check: (token) => (token === INJECT_KEY ? { caller: 'inject' } : 'invalid') },
     ping: database.ping,
     logger: createLogger('silent'),

@@ -2,7 +2,7 @@
  * The client package as a frontend team meets it (issue 40): `npm run build:client`'s tarball,
  * installed with npm into an empty project outside this repository, its dependencies from the
  * registry. The package is what its manifest says (ESM, exports with types and import, no side
- * effects, openapi-fetch and structured-headers only, the contract's version, changelog and
+ * effects, openapi-fetch, structured-headers and standardwebhooks only, the contract's version, changelog and
  * document), points nowhere outside itself; the team's TypeScript compiles a right call under
  * `moduleResolution` bundler and node16 and refuses a misspelled field and a wrong path; an editor
  * strikes the deprecated operation through; a browser app calling only listPets pulls at most
@@ -42,10 +42,10 @@ afterAll(() => consumer?.remove());
 const filesUnder = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => statSync(join(dir, file)).isFile()).sort();
 
 describe("client/package.json, the package's manifest in this repository", () => {
-  it("says the contract's version (npm run release sets both) and the same pins of openapi-fetch and structured-headers as the project", () => {
+  it("says the contract's version (npm run release sets both) and the same pins of openapi-fetch, structured-headers and standardwebhooks as the project", () => {
     const manifest = JSON.parse(readFileSync(join(projectRoot, 'client', 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
     expect(manifest.version).toBe(contractVersion);
-    expect(manifest.dependencies).toEqual({ 'openapi-fetch': rootManifest.dependencies['openapi-fetch'], 'structured-headers': rootManifest.dependencies['structured-headers'] });
+    expect(manifest.dependencies).toEqual({ 'openapi-fetch': rootManifest.dependencies['openapi-fetch'], 'structured-headers': rootManifest.dependencies['structured-headers'], standardwebhooks: rootManifest.dependencies.standardwebhooks });
     expect(Object.values(manifest.dependencies).filter((range) => !/^\d+\.\d+\.\d+$/.test(range))).toEqual([]);
   });
 });
@@ -63,7 +63,7 @@ describe('the tarball of npm run build:client, installed into an empty project',
       engines: { node: '>=20' },
     });
     // The versions the server's own client code is tested with, pinned the same way.
-    expect(manifest.dependencies).toEqual({ 'openapi-fetch': rootManifest.dependencies['openapi-fetch'], 'structured-headers': rootManifest.dependencies['structured-headers'] });
+    expect(manifest.dependencies).toEqual({ 'openapi-fetch': rootManifest.dependencies['openapi-fetch'], 'structured-headers': rootManifest.dependencies['structured-headers'], standardwebhooks: rootManifest.dependencies.standardwebhooks });
     expect(JSON.parse(readFileSync(join(consumer.dir, 'package.json'), 'utf8'))).toMatchObject({ dependencies: { '@animal-store/client': expect.stringMatching(/animal-store-client-.*\.tgz$/) } });
   });
 
@@ -101,7 +101,7 @@ describe('the tarball of npm run build:client, installed into an empty project',
           const inside = !relative(installed, target).startsWith('..');
           const exists = [target, target.replace(/\.js$/, '.d.ts')].some((candidate) => existsSync(candidate));
           if (!inside || !exists) outside.push(`${file}: ${specifier}`);
-        } else if (!['openapi-fetch', 'structured-headers'].includes(specifier)) {
+        } else if (!['openapi-fetch', 'structured-headers', 'standardwebhooks'].includes(specifier)) {
           outside.push(`${file}: ${specifier}`);
         }
       }

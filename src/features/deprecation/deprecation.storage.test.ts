@@ -196,7 +196,7 @@ describe('who still calls it', () => {
     await again.close();
     await database.close();
 
-    const { stdout } = await run(join(projectRoot, 'node_modules/.bin/tsx'), ['scripts/keys.ts', 'usage'], { cwd: projectRoot, env: { ...process.env, SQLITE_PATH: s.file, DATABASE_URL: '' } });
+    const { stdout } = await run(join(projectRoot, 'node_modules/.bin/tsx'), ['scripts/operators/keys.ts', 'usage'], { cwd: projectRoot, env: { ...process.env, SQLITE_PATH: s.file, DATABASE_URL: '' } });
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^key id\s+key name\s+operation\s+sunset\s+calls\s+first call\s+last call$/);
     expect(lines).toHaveLength(2);

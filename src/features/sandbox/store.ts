@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Pet } from '../../shared/schemas.js';
 import type { DatabaseHandle } from '../../store/database.js';
 import { CALLS_TABLE } from '../deprecation/calls.js';
+import { ENDPOINTS_TABLE } from '../webhooks/tables.js';
 import type { NewPetRecord, Tables as PetTables } from '../../store/resources/pets.js';
 
 export interface SandboxSeeds {
@@ -23,8 +24,8 @@ export interface SandboxStore {
   reset(): Promise<number>;
 }
 
-/** The server's own tables (the keys', the secrets', the deprecated calls', Kysely's), which a reset keeps. */
-const KEPT = new Set(['api_keys', 'server_secrets', CALLS_TABLE, 'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence']);
+/** The server's own tables (the keys', the secrets', the deprecated calls', Kysely's) and the receivers subscribed to its events, which a reset keeps. */
+const KEPT = new Set(['api_keys', 'server_secrets', CALLS_TABLE, 'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence', ENDPOINTS_TABLE]);
 
 export function createSandboxStore(database: DatabaseHandle, seeds: SandboxSeeds): SandboxStore {
   if (database.dialect !== 'sqlite') throw new Error('the sandbox store is SQLite only');

@@ -18,6 +18,8 @@ interface Unit {
   depth: number;
   /** Committed or rolled back: work that outlives its unit (a timer it started) is outside any. */
   done: boolean;
+  /** What to do once the unit's transaction has committed (never when it rolled back). */
+  committed: Array<() => void>;
 }
 
 const ambient = new AsyncLocalStorage<Unit>();
@@ -43,10 +45,27 @@ export function outsideUnits<T>(fn: () => T): T {
  */
 export function inUnitOfWork<DB, T>(db: Kysely<DB>, work: () => Promise<T>): Promise<T> {
   if (insideUnit()) return work();
-  const unit: Unit = { connection: undefined, leases: 0, depth: 0, done: false };
-  return ambient.run(unit, () => db.transaction().execute(() => work())).finally(() => {
-    unit.done = true;
-  });
+  const unit: Unit = { connection: undefined, leases: 0, depth: 0, done: false, committed: [] };
+  return ambient
+    .run(unit, () => db.transaction().execute(() => work()))
+    .finally(() => {
+      unit.done = true;
+    })
+    .then((result) => {
+      for (const then of unit.committed) then();
+      return result;
+    });
+}
+
+/**
+ * Runs `then` once what the caller wrote is committed: when its unit of work commits (never if it
+ * rolls back), or at once outside a unit, where each statement commits on its own. For work that
+ * must not see a write before others can (a dispatcher woken to read what was just written).
+ */
+export function afterCommit(then: () => void): void {
+  const unit = openUnit();
+  if (unit === undefined) then();
+  else unit.committed.push(then);
 }
 
 /** The driver, with every connection request inside a unit answered by the unit's connection. */

@@ -8,7 +8,7 @@ import { isDatabaseUnavailable } from '../../shared/unavailable.js';
 import { createBatcher } from '../queries/batcher.js';
 import { prepare, type Executor } from '../queries/prepared.js';
 import type { ResourceContext } from '../resource.js';
-import { insideUnit } from '../queries/unitOfWork.js';
+import { insideUnit, inUnitOfWork } from '../queries/unitOfWork.js';
 import { isForeignKeyViolation } from '../queries/constraints.js';
 
 /** The table of src/store/migrations/0001_pets.ts, as Kysely sees it. */
@@ -24,6 +24,9 @@ export type Tables = {
 
 /** A new animal after validation: the spec's default status has been applied. */
 export type NewPetRecord = Omit<Pet, 'id'>;
+
+/** A create as the group commit carries it: the animal, and what must commit with it. */
+type Creation = { pet: NewPetRecord; then: ((created: Pet) => Promise<unknown>) | undefined };
 
 export interface ListPetsQuery {
   limit: number;
@@ -43,8 +46,12 @@ export interface PetPage {
 
 /** Where animals live. One implementation serves both SQL dialects. */
 export interface PetStore {
-  /** Adds the animal: in the caller's unit of work if it is in one, else in the next group commit. */
-  create(pet: NewPetRecord): Promise<Pet>;
+  /**
+   * Adds the animal: in the caller's unit of work if it is in one, else in the next group commit.
+   * `then`, given the animal as stored, runs in the same transaction (an event that must commit
+   * with it: `deps.webhooks.emit`); when it throws, the animal is not stored either.
+   */
+  create(pet: NewPetRecord, then?: (created: Pet) => Promise<unknown>): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
   list(query: ListPetsQuery): Promise<PetPage>;
   /**
@@ -124,30 +131,41 @@ export function open({ db: core, dialect, onBatch }: ResourceContext): PetStore 
     });
   const pages = { all: preparePageQuery(false, false), after: preparePageQuery(false, true), status: preparePageQuery(true, false), statusAfter: preparePageQuery(true, true) };
 
+  /** One create: the animal, then what must commit with it, on whatever transaction the caller is in. */
+  const createIn = async ({ pet, then }: Creation, createdAt: string): Promise<Pet> => {
+    const created = toPet(await insertOne(db, pet, createdAt));
+    if (then) await then(created);
+    return created;
+  };
+
   // Group commit: creates that arrive while a commit is under way share the next one, so N
-  // concurrent creates cost one transaction and one fsync instead of N.
-  const inserts = createBatcher<NewPetRecord, Pet>({
+  // concurrent creates cost one transaction and one fsync instead of N. The batch is a unit of
+  // work, so what each create's `then` writes joins the same transaction.
+  const inserts = createBatcher<Creation, Pet>({
     maxBatch: 256,
     ...(onBatch ? { onBatch } : {}),
     writeBatch: (items) =>
-      db.transaction().execute(async (trx) => {
+      inUnitOfWork(db, async () => {
         const createdAt = new Date().toISOString();
         const created: Pet[] = [];
-        for (const pet of items) created.push(toPet(await insertOne(trx, pet, createdAt)));
+        for (const item of items) created.push(await createIn(item, createdAt));
         return created;
       }),
     // A batch that failed for another reason is retried one by one: one bad row fails only its own request.
-    writeOne: async (pet) => toPet(await insertOne(db, pet, new Date().toISOString())),
+    writeOne: (item) => {
+      const createdAt = new Date().toISOString();
+      return item.then ? inUnitOfWork(db, () => createIn(item, createdAt)) : createIn(item, createdAt);
+    },
     // When the database is down, retrying each item would only hammer it: all of them fail alike.
     retryOneByOne: (error) => !isDatabaseUnavailable(error),
   });
 
   return {
-    async create(pet) {
+    async create(pet, then) {
       // Inside a unit of work (a request with an Idempotency-Key, a pet with its photo) the insert
       // is one statement of that unit's transaction; the group commit is for creates on their own.
-      if (insideUnit()) return toPet(await insertOne(db, pet, new Date().toISOString()));
-      return inserts.add(pet);
+      if (insideUnit()) return createIn({ pet, then }, new Date().toISOString());
+      return inserts.add({ pet, then });
     },
 
     async get(id) {

@@ -5,14 +5,11 @@
  * instance within the key refresh interval (KEY_REFRESH_MS, 2 s by default). `usage` says which
  * keys still call deprecated operations (src/features/deprecation/calls.ts), to warn them before a sunset.
  */
-import { ConfigError } from '../src/shared/env.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/server.js';
-import { loadBundledSpec, operationsOf } from '../src/shared/spec.js';
-import { createApiKeyStore, SCOPE } from '../src/store/apiKeys.js';
-import { describeLocation, explainDatabaseError } from '../src/store/databaseErrors.js';
-import { deprecatedUsage } from '../src/features/deprecation/calls.js';
-import { fail, usageError } from './lib/commandLine.js';
+import { loadBundledSpec, operationsOf } from '../../src/shared/spec.js';
+import { createApiKeyStore, SCOPE } from '../../src/store/apiKeys.js';
+import { deprecatedUsage } from '../../src/features/deprecation/calls.js';
+import { printTable, usageError } from '../lib/commandLine.js';
+import { openOperatorDatabase } from './database.js';
 
 const HELP = `Usage: npm run keys -- <command>
 
@@ -31,39 +28,13 @@ default data/animal-store.sqlite).`;
 
 const usage = (message: string): never => usageError(HELP, message);
 
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
-}
-
 const [command, ...rest] = process.argv.slice(2);
 if (!command || command === '--help' || command === '-h' || command === 'help') {
   console.log(HELP);
   process.exit(command ? 0 : 2);
 }
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) usage(`Configuration error: ${error.message}`);
-  throw error;
-}
-/**
- * A database that cannot be used ends the command with one line (the address without its
- * password, the likely cause); the driver's stack follows only with LOG_LEVEL=debug or trace.
- * Anything else is a bug and keeps its stack.
- */
-const location = describeLocation(config.databaseUrl, config.sqlitePath);
-const showStacks = config.logLevel === 'debug' || config.logLevel === 'trace';
-function failOnDatabase(error: unknown): never {
-  const line = explainDatabaseError(error, location);
-  if (line === undefined) throw error;
-  if (showStacks) console.error(error);
-  return fail(line);
-}
-
-const database = await openDatabase(config).catch(failOnDatabase);
+const { config, database, failOnDatabase } = await openOperatorDatabase(usage);
 const keys = createApiKeyStore(database.db);
 let exitCode = 0;
 try {

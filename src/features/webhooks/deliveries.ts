@@ -1,0 +1,142 @@
+/**
+ * The dispatcher's queries (./dispatcher.ts): fan each new event of the outbox out to the endpoints
+ * subscribed when it happened, claim deliveries that are due, and settle each attempt. One code
+ * path for both dialects; on PostgreSQL the claim skips rows another instance is claiming (`FOR
+ * UPDATE SKIP LOCKED`, one statement, so it holds behind a transaction-mode pooler too).
+ */
+import type { Kysely } from 'kysely';
+import type { Database, Dialect } from '../../store/schema.js';
+import type { Tables } from './tables.js';
+
+/** A delivery claimed by this instance until `lockedUntil`: what is needed to send it. */
+export interface ClaimedDelivery {
+  id: number;
+  /** The claim's attempt number (1 for the first): it fences the settle, so a claim that expired and was taken over writes nothing. */
+  attempt: number;
+  eventId: string;
+  event: string;
+  body: string;
+  endpoint: { id: number; url: string; secrets: string[] };
+}
+
+/** What happened to one attempt. */
+export type Settlement =
+  | { kind: 'delivered'; status: number }
+  /** Tried again at `nextAt`, or given up (`nextAt` undefined). */
+  | { kind: 'failed'; status: number | undefined; error: string | undefined; nextAt: number | undefined }
+  /** The receiver answered 410: its endpoint is disabled. */
+  | { kind: 'gone'; status: number };
+
+export interface DeliveryQueries {
+  /** Fans out up to `limit` events not fanned out yet: how many. */
+  fanOut(limit: number): Promise<number>;
+  /** Claims up to `limit` due deliveries for `leaseMs`. */
+  claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /** Records the attempt and its outcome; `disableAfterMs`: an endpoint failing that long without a success is disabled. */
+  settle(delivery: ClaimedDelivery, outcome: Settlement, attempt: { at: number; durationMs: number }, disableAfterMs: number): Promise<void>;
+}
+
+export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect, now: () => number = Date.now): DeliveryQueries {
+  const db = store.withTables<Tables>();
+  type Db = typeof db;
+
+  /** Disables an endpoint: nothing more is sent to it, and what it had pending fails. */
+  const disable = async (trx: Db, endpointId: number, at: number, reason: string) => {
+    await trx.updateTable('webhook_endpoints').set({ disabled_at: at, disabled_reason: reason }).where('id', '=', endpointId).where('disabled_at', 'is', null).execute();
+    await trx.updateTable('webhook_deliveries').set({ state: 'failed', last_error: `endpoint disabled: ${reason}`, locked_until: null }).where('endpoint_id', '=', endpointId).where('state', '=', 'pending').execute();
+  };
+
+  return {
+    async fanOut(limit) {
+      return db.transaction().execute(async (trx) => {
+        const events = await trx
+          .selectFrom('webhook_events')
+          .select(['seq', 'id', 'name', 'created_at'])
+          .where('fanned_out', '=', 0)
+          .orderBy('seq')
+          .limit(limit)
+          .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+          .execute();
+        if (events.length === 0) return 0;
+        const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events', 'created_at']).where('disabled_at', 'is', null).execute();
+        const due = now();
+        // Those subscribed when it happened: an endpoint added later does not get the past.
+        const rows = events.flatMap((event) =>
+          endpoints
+            .filter((endpoint) => Number(endpoint.created_at) <= Number(event.created_at) && (endpoint.events === null || endpoint.events.split(' ').includes(event.name)))
+            .map((endpoint) => ({ event_id: event.id, endpoint_id: Number(endpoint.id), state: 'pending' as const, next_attempt_at: due })),
+        );
+        // Another instance, or this one before a crash, may have fanned some out already: the pair is unique.
+        for (let i = 0; i < rows.length; i += 500) {
+          await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing()).execute();
+        }
+        await trx.updateTable('webhook_events').set({ fanned_out: 1 }).where('seq', 'in', events.map((event) => event.seq)).execute();
+        return events.length;
+      });
+    },
+
+    async claim(limit, leaseMs) {
+      const at = now();
+      const due = db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', at)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked());
+      const claimed = await db
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({ locked_until: at + leaseMs, attempts: eb('attempts', '+', 1) }))
+        .where('id', 'in', due)
+        .returning(['id', 'event_id', 'endpoint_id', 'attempts'])
+        .execute();
+      if (claimed.length === 0) return [];
+      const events = await db.selectFrom('webhook_events').select(['id', 'name', 'body']).where('id', 'in', [...new Set(claimed.map((c) => c.event_id))]).execute();
+      const endpoints = await db
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'url', 'secret', 'previous_secret', 'previous_until'])
+        .where('id', 'in', [...new Set(claimed.map((c) => Number(c.endpoint_id)))])
+        .execute();
+      const eventById = new Map(events.map((event) => [event.id, event]));
+      const endpointById = new Map(endpoints.map((endpoint) => [Number(endpoint.id), endpoint]));
+      return claimed.flatMap((c) => {
+        const event = eventById.get(c.event_id);
+        const endpoint = endpointById.get(Number(c.endpoint_id));
+        // Removed between the claim and this read: nothing to send.
+        if (event === undefined || endpoint === undefined) return [];
+        const secrets = [endpoint.secret, ...(endpoint.previous_secret !== null && Number(endpoint.previous_until) > at ? [endpoint.previous_secret] : [])];
+        return [{ id: Number(c.id), attempt: Number(c.attempts), eventId: event.id, event: event.name, body: event.body, endpoint: { id: Number(endpoint.id), url: endpoint.url, secrets } }];
+      });
+    },
+
+    async settle(delivery, outcome, { at, durationMs }, disableAfterMs) {
+      await db.transaction().execute(async (trx) => {
+        const status = outcome.status ?? null;
+        const error = outcome.kind === 'failed' ? (outcome.error ?? null) : null;
+        const mine = trx.updateTable('webhook_deliveries').where('id', '=', delivery.id).where('attempts', '=', delivery.attempt).where('state', '=', 'pending');
+        const settled =
+          outcome.kind === 'delivered'
+            ? await mine.set({ state: 'delivered', delivered_at: at, locked_until: null, last_status: status, last_error: null }).executeTakeFirst()
+            : await mine
+                .set({ state: outcome.kind === 'failed' && outcome.nextAt !== undefined ? 'pending' : 'failed', next_attempt_at: outcome.kind === 'failed' ? (outcome.nextAt ?? at) : at, locked_until: null, last_status: status, last_error: error ?? (outcome.kind === 'gone' ? 'the receiver answered 410 Gone' : null) })
+                .executeTakeFirst();
+        // Taken over after this claim expired (or replayed, or its endpoint removed): the attempt is not this claim's to record.
+        if (Number(settled.numUpdatedRows) === 0) return;
+        await trx.insertInto('webhook_attempts').values({ delivery_id: delivery.id, endpoint_id: delivery.endpoint.id, event_id: delivery.eventId, attempted_at: at, status, error, duration_ms: Math.round(durationMs) }).execute();
+        const endpoint = trx.updateTable('webhook_endpoints').where('id', '=', delivery.endpoint.id);
+        if (outcome.kind === 'delivered') {
+          await endpoint.set({ last_success_at: at, failing_since: null }).execute();
+          return;
+        }
+        await endpoint.set((eb) => ({ last_failure_at: at, failing_since: eb.fn.coalesce('failing_since', eb.val(at)) })).execute();
+        if (outcome.kind === 'gone') return disable(trx, delivery.endpoint.id, at, 'the receiver answered 410 Gone');
+        const row = await trx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', delivery.endpoint.id).executeTakeFirst();
+        if (row?.failing_since != null && at - Number(row.failing_since) >= disableAfterMs) {
+          await disable(trx, delivery.endpoint.id, at, `every delivery failed since ${new Date(Number(row.failing_since)).toISOString()}`);
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * Delivers what the outbox holds: fans new events out to their endpoints, claims the deliveries
+ * that are due, and sends each as Standard Webhooks says (signed with every secret the endpoint
+ * has, the same `webhook-id` on every attempt). Woken at once by this instance's commits, and
+ * every poll for those of others. At least once: a claim that was never settled (a crash, a
+ * close that could not wait) is taken again once its lease ends.
+ */
+import { Webhook } from 'standardwebhooks';
+import type { Logger } from '../../shared/logger.js';
+import { checkEndpointUrl, resolveDeliveryAddress } from './address.js';
+import { nextAttemptAt, type WebhookSettings } from './config.js';
+import type { ClaimedDelivery, DeliveryQueries, Settlement } from './deliveries.js';
+import { postEvent } from './send.js';
+
+/**
+ * How long a claim keeps a delivery from every other claimer: longer than an attempt can take
+ * (the receiver's timeout, a DNS lookup), short enough that one left by a crash resumes within a minute.
+ */
+const LEASE_MS = 45_000;
+/** Events fanned out per query. */
+const FAN_OUT_BATCH = 500;
+
+export interface Dispatcher {
+  /** Looks for work now (this instance committed events). */
+  wake(): void;
+  /** Stops claiming; waits up to `waitMs` for the attempts in flight (those still running are left to their lease). */
+  close(waitMs: number): Promise<void>;
+}
+
+export function startDispatcher(queries: DeliveryQueries, settings: WebhookSettings, logger: Logger, now: () => number = Date.now): Dispatcher {
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let again = false;
+  let closed = false;
+
+  const settlementOf = async (delivery: ClaimedDelivery, at: number): Promise<Settlement> => {
+    const retry = (status: number | undefined, error: string, retryAfterMs?: number): Settlement => ({ kind: 'failed', status, error, nextAt: nextAttemptAt(settings.retryScheduleMs, delivery.attempt, now(), retryAfterMs) });
+    try {
+      const url = checkEndpointUrl(delivery.endpoint.url, { allowPrivate: settings.allowPrivate });
+      // Resolved and checked at each attempt, and the connection pinned to what was checked: a
+      // name that later resolves into the network is refused then.
+      const target = { url, ...(await resolveDeliveryAddress(url, { allowPrivate: settings.allowPrivate })) };
+      const timestamp = new Date(at);
+      // During a rotation both secrets sign; a receiver accepts the one it knows (space-separated, as the specification allows).
+      const signature = delivery.endpoint.secrets.map((secret) => new Webhook(secret).sign(delivery.eventId, timestamp, delivery.body)).join(' ');
+      const headers = { 'webhook-id': delivery.eventId, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': signature };
+      const answer = await postEvent(target, { body: delivery.body, headers }, { timeoutMs: settings.timeoutMs });
+      if (answer.error !== undefined) return retry(undefined, answer.error);
+      if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered', status: answer.status };
+      if (answer.status === 410) return { kind: 'gone', status: 410 };
+      return retry(answer.status, `the receiver answered ${answer.status}`, answer.retryAfterMs);
+    } catch (error) {
+      // A refused address (it may resolve elsewhere later) or a secret that is not one: tried again, recorded.
+      return retry(undefined, error instanceof Error ? error.message : String(error));
+    }
+  };
+
+  const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
+    const at = now();
+    const outcome = await settlementOf(delivery, at);
+    const fields = { endpoint: delivery.endpoint.id, eventId: delivery.eventId, event: delivery.event, attempt: delivery.attempt };
+    if (outcome.kind === 'delivered') logger.debug({ ...fields, status: outcome.status }, 'webhook delivered');
+    else logger.warn({ ...fields, status: outcome.status, error: outcome.kind === 'failed' ? outcome.error : undefined, retryAt: outcome.kind === 'failed' && outcome.nextAt !== undefined ? new Date(outcome.nextAt).toISOString() : undefined }, outcome.kind === 'gone' ? 'webhook endpoint answered 410: disabled' : 'webhook delivery failed');
+    await queries.settle(delivery, outcome, { at, durationMs: now() - at }, settings.disableAfterMs);
+  };
+
+  const track = (delivery: ClaimedDelivery) => {
+    const done: Promise<void> = attempt(delivery)
+      .catch((error: unknown) => logger.warn({ err: error, endpoint: delivery.endpoint.id, eventId: delivery.eventId }, 'could not record a webhook attempt: it is tried again when its claim ends'))
+      .finally(() => {
+        inFlight.delete(done);
+        wake();
+      });
+    inFlight.add(done);
+  };
+
+  /** Fans out, then claims while there is room and work. */
+  async function run(): Promise<void> {
+    while (!closed && (await queries.fanOut(FAN_OUT_BATCH)) === FAN_OUT_BATCH);
+    while (!closed) {
+      const room = settings.concurrency - inFlight.size;
+      if (room <= 0) return;
+      const claimed = await queries.claim(room, LEASE_MS);
+      for (const delivery of claimed) track(delivery);
+      if (claimed.length < room) return;
+    }
+  }
+
+  function wake(): void {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    again = false;
+    run()
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not read the webhook outbox: trying again at the next poll'))
+      .finally(() => {
+        running = false;
+        if (again) wake();
+      });
+  }
+
+  const poll = setInterval(wake, settings.pollMs);
+  poll.unref();
+  wake();
+
+  return {
+    wake,
+    async close(waitMs) {
+      closed = true;
+      clearInterval(poll);
+      if (inFlight.size === 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      clearTimeout(timer);
+    },
+  };
+}
