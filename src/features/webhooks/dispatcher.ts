@@ -13,10 +13,11 @@ import type { ClaimedDelivery, DeliveryQueries, Settlement } from './deliveries.
 import { postEvent } from './send.js';
 
 /**
- * How long a claim keeps a delivery from every other claimer: longer than an attempt can take
- * (the receiver's timeout, a DNS lookup), short enough that one left by a crash resumes within a minute.
+ * How long a claim keeps a delivery from every other claimer, in receiver timeouts: longer than an
+ * attempt can take (the timeout, a DNS lookup before it), short enough that one left by a crash
+ * resumes within a minute (45 s with the 15 s timeout).
  */
-const LEASE_MS = 45_000;
+const LEASE_TIMEOUTS = 3;
 /** Events fanned out per query. */
 const FAN_OUT_BATCH = 500;
 
@@ -80,7 +81,7 @@ export function startDispatcher(queries: DeliveryQueries, settings: WebhookSetti
     while (!closed) {
       const room = settings.concurrency - inFlight.size;
       if (room <= 0) return;
-      const claimed = await queries.claim(room, LEASE_MS);
+      const claimed = await queries.claim(room, settings.timeoutMs * LEASE_TIMEOUTS);
       for (const delivery of claimed) track(delivery);
       if (claimed.length < room) return;
     }
