@@ -58,6 +58,8 @@ export interface Observers {
   rateLimitFailOpen?: (() => void) | undefined;
   /** Events were committed to the outbox (the webhooks feature delivers them at once). */
   eventsCommitted?: (() => void) | undefined;
+  /** One attempt to deliver event `event` (a webhook's name) ended; `lagMs`, when delivered: from the event's commit to the receiver's 2xx. */
+  webhookAttempt?: ((event: string, outcome: 'delivered' | 'failed' | 'gone', lagMs: number | undefined) => void) | undefined;
 }
 
 /** What a feature may use when it starts. */

@@ -3,7 +3,7 @@
  * only then, on a listener of its own, never the API's. Its stage counts and times every request,
  * whatever lane answers it (a clock read and one 'close' listener; the route, read then, is a
  * bounded name, never the path); it counts what the others report (group commits, deprecated
- * calls, a rate limit failing open) through the host's observers.
+ * calls, a rate limit failing open, webhook attempts) through the host's observers.
  */
 import { DEFAULT_METRICS_MAX_CONNECTIONS, readMetrics } from './config.js';
 import type { Feature } from '../feature.js';
@@ -21,6 +21,7 @@ export const metrics: Feature = {
       host.observers.batch = counted.observeBatch;
       host.observers.deprecatedCall = counted.countDeprecatedCall;
       host.observers.rateLimitFailOpen = counted.countRateLimitFailOpen;
+      host.observers.webhookAttempt = counted.countWebhookAttempt;
       host.logger.info({ metrics: `${listening.origin}/metrics` }, 'metrics listening');
       return {
         stages: [

@@ -12,6 +12,8 @@ import { ConfigError } from '../../shared/env.js';
 import { loadConfig } from '../../config.js';
 import { readMetrics } from './config.js';
 import { addPets, startTestServer, type Target, type TestServer } from '../../../test/support/server.js';
+import { startReceiver } from '../../../test/support/receiver.js';
+import { createEndpointStore } from '../webhooks/endpoints.js';
 
 interface Sample {
   name: string;
@@ -71,7 +73,7 @@ async function scrapeUntil(t: TestServer, done: (text: string) => boolean): Prom
 describe.each<Target>(['sqlite', 'pglite'])('metrics on METRICS_PORT [%s]', (target) => {
   let t: TestServer;
   beforeAll(async () => {
-    t = await startTestServer(target, { env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' } });
+    t = await startTestServer(target, { env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_SCHEDULE: '0.1', WEBHOOKS_POLL_MS: '100' } });
   });
   afterAll(async () => {
     await t?.close();
@@ -178,6 +180,22 @@ describe.each<Target>(['sqlite', 'pglite'])('metrics on METRICS_PORT [%s]', (tar
     expect(sample(text, 'animal_store_create_batch_size_count')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'animal_store_create_batch_size_bucket', { le: '256' })).toBe(sample(text, 'animal_store_create_batch_size_count'));
     expect(sample(text, COUNT, series('POST', 201, '/v1/pets'))).toBeGreaterThanOrEqual(20);
+  });
+
+  it('webhook attempts by event and outcome, and the lag from commit to delivery', async () => {
+    const receiver = await startReceiver((_delivery, nth) => ({ status: nth === 0 ? 500 : 204 }));
+    try {
+      await createEndpointStore(t.server.database.db).add(receiver.url, ['petCreated']);
+      await addPets(t, 1);
+      const text = await scrapeUntil(t, (scraped) => sample(scraped, 'animal_store_webhook_attempts_total', { event: 'petCreated', outcome: 'delivered' }) === 1);
+      expect(sample(text, 'animal_store_webhook_attempts_total', { event: 'petCreated', outcome: 'failed' })).toBe(1);
+      expect(sample(text, 'animal_store_webhook_delivery_lag_seconds_count', { event: 'petCreated' })).toBe(1);
+      expect(sample(text, 'animal_store_webhook_delivery_lag_seconds_bucket', { event: 'petCreated', le: '259200' })).toBe(1);
+      // The retry came at least the schedule's delay (0.1 s, less its jitter) after the first attempt.
+      expect(sample(text, 'animal_store_webhook_delivery_lag_seconds_sum', { event: 'petCreated' })).toBeGreaterThan(0.09);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('the key cache age: seconds since the last successful reload (KEY_REFRESH_MS 200 here)', async () => {

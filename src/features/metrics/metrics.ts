@@ -64,6 +64,8 @@ export interface Metrics {
   countRateLimitFailOpen(): void;
   /** One call of a deprecated operation (../deprecation/deprecation.ts), whatever its answer. */
   countDeprecatedCall(operationId: string): void;
+  /** One attempt to deliver a webhook (../webhooks/dispatcher.ts): its outcome, and when delivered, the time since the event's commit. */
+  countWebhookAttempt(event: string, outcome: 'delivered' | 'failed' | 'gone', lagMs: number | undefined): void;
   /** The metrics listener's request handler: GET (or HEAD) /metrics, anything else a 404 or 405. */
   listener: RequestListener;
 }
@@ -73,6 +75,8 @@ export interface Metrics {
  * from other servers aggregate with ours; below 5 ms only the sum and count tell the latency.
  */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/** From an event's commit to its receiver's 2xx: milliseconds when all is well, up to the retry schedule's three days. */
+const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300, 1_800, 7_200, 36_000, 86_400, 259_200];
 /** Up to the batcher's maxBatch (256). */
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
@@ -155,6 +159,20 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers: [registry],
   });
 
+  const webhookAttempts = new Counter({
+    name: 'animal_store_webhook_attempts_total',
+    help: "Attempts to deliver a webhook, by event (the spec's webhook name) and outcome: delivered (a 2xx), failed (retried, or given up once the schedule is spent), gone (a 410: the endpoint is disabled).",
+    labelNames: ['event', 'outcome'] as const,
+    registers: [registry],
+  });
+  const webhookLag = new Histogram({
+    name: 'animal_store_webhook_delivery_lag_seconds',
+    help: "From a webhook event's commit to its receiver's 2xx, retries included.",
+    labelNames: ['event'] as const,
+    buckets: LAG_BUCKETS,
+    registers: [registry],
+  });
+
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path !== '/metrics') {
@@ -194,6 +212,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     countDeprecatedCall(operationId) {
       deprecatedCalls.inc({ operation: operationId });
+    },
+    countWebhookAttempt(event, outcome, lagMs) {
+      webhookAttempts.inc({ event, outcome });
+      if (lagMs !== undefined) webhookLag.observe({ event }, lagMs / 1000);
     },
     listener,
   };

@@ -16,6 +16,8 @@ export interface ClaimedDelivery {
   eventId: string;
   event: string;
   body: string;
+  /** When the event was committed (ms). */
+  createdAt: number;
   endpoint: { id: number; url: string; secrets: string[] };
 }
 
@@ -93,7 +95,7 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
         .returning(['id', 'event_id', 'endpoint_id', 'attempts'])
         .execute();
       if (claimed.length === 0) return [];
-      const events = await db.selectFrom('webhook_events').select(['id', 'name', 'body']).where('id', 'in', [...new Set(claimed.map((c) => c.event_id))]).execute();
+      const events = await db.selectFrom('webhook_events').select(['id', 'name', 'body', 'created_at']).where('id', 'in', [...new Set(claimed.map((c) => c.event_id))]).execute();
       const endpoints = await db
         .selectFrom('webhook_endpoints')
         .select(['id', 'url', 'secret', 'previous_secret', 'previous_until'])
@@ -107,7 +109,7 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
         // Removed between the claim and this read: nothing to send.
         if (event === undefined || endpoint === undefined) return [];
         const secrets = [endpoint.secret, ...(endpoint.previous_secret !== null && Number(endpoint.previous_until) > at ? [endpoint.previous_secret] : [])];
-        return [{ id: Number(c.id), attempt: Number(c.attempts), eventId: event.id, event: event.name, body: event.body, endpoint: { id: Number(endpoint.id), url: endpoint.url, secrets } }];
+        return [{ id: Number(c.id), attempt: Number(c.attempts), eventId: event.id, event: event.name, body: event.body, createdAt: Number(event.created_at), endpoint: { id: Number(endpoint.id), url: endpoint.url, secrets } }];
       });
     },
 

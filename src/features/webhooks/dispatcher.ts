@@ -6,6 +6,7 @@
  * close that could not wait) is taken again once its lease ends.
  */
 import { Webhook } from 'standardwebhooks';
+import type { Observers } from '../feature.js';
 import type { Logger } from '../../shared/logger.js';
 import { checkEndpointUrl, resolveDeliveryAddress } from './address.js';
 import { nextAttemptAt, type WebhookSettings } from './config.js';
@@ -28,7 +29,7 @@ export interface Dispatcher {
   close(waitMs: number): Promise<void>;
 }
 
-export function startDispatcher(queries: DeliveryQueries, settings: WebhookSettings, logger: Logger, now: () => number = Date.now): Dispatcher {
+export function startDispatcher(queries: DeliveryQueries, settings: WebhookSettings, logger: Logger, observers: Observers = {}, now: () => number = Date.now): Dispatcher {
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let again = false;
@@ -62,7 +63,9 @@ export function startDispatcher(queries: DeliveryQueries, settings: WebhookSetti
     const fields = { endpoint: delivery.endpoint.id, eventId: delivery.eventId, event: delivery.event, attempt: delivery.attempt };
     if (outcome.kind === 'delivered') logger.debug({ ...fields, status: outcome.status }, 'webhook delivered');
     else logger.warn({ ...fields, status: outcome.status, error: outcome.kind === 'failed' ? outcome.error : undefined, retryAt: outcome.kind === 'failed' && outcome.nextAt !== undefined ? new Date(outcome.nextAt).toISOString() : undefined }, outcome.kind === 'gone' ? 'webhook endpoint answered 410: disabled' : 'webhook delivery failed');
-    await queries.settle(delivery, outcome, { at, durationMs: now() - at }, settings.disableAfterMs);
+    const ended = now();
+    observers.webhookAttempt?.(delivery.event, outcome.kind, outcome.kind === 'delivered' ? ended - delivery.createdAt : undefined);
+    await queries.settle(delivery, outcome, { at, durationMs: ended - at }, settings.disableAfterMs);
   };
 
   const track = (delivery: ClaimedDelivery) => {
