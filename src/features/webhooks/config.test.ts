@@ -33,12 +33,12 @@ describe('the retry schedule', () => {
 
 describe('WEBHOOKS_* settings', () => {
   it('default to delivering, https and public addresses only, the example schedule, a 15 s timeout and 3 days before disabling', () => {
-    expect(readWebhookSettings({})).toEqual({ deliver: true, allowPrivate: false, retryScheduleMs: RETRY_SCHEDULE_MS, pollMs: 1_000, concurrency: 16, disableAfterMs: 3 * 24 * HOUR, timeoutMs: 15_000 });
+    expect(readWebhookSettings({})).toEqual({ deliver: true, allowPrivate: false, retryScheduleMs: RETRY_SCHEDULE_MS, pollMs: 1_000, concurrency: 16, disableAfterMs: 3 * 24 * HOUR, timeoutMs: 15_000, retentionMs: 30 * 24 * HOUR });
   });
 
   it('read each variable, and refuse a bad value naming it', () => {
-    const settings = readWebhookSettings({ WEBHOOKS_DELIVERY: 'off', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_SCHEDULE: '0.5, 2,60', WEBHOOKS_POLL_MS: '250', WEBHOOKS_CONCURRENCY: '4', WEBHOOKS_DISABLE_AFTER_S: '60', WEBHOOKS_TIMEOUT_MS: '500' });
-    expect(settings).toEqual({ deliver: false, allowPrivate: true, retryScheduleMs: [500, 2_000, 60_000], pollMs: 250, concurrency: 4, disableAfterMs: 60_000, timeoutMs: 500 });
+    const settings = readWebhookSettings({ WEBHOOKS_DELIVERY: 'off', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_SCHEDULE: '0.5, 2,60', WEBHOOKS_POLL_MS: '250', WEBHOOKS_CONCURRENCY: '4', WEBHOOKS_DISABLE_AFTER_S: '60', WEBHOOKS_TIMEOUT_MS: '500', WEBHOOKS_RETENTION_DAYS: '7' });
+    expect(settings).toEqual({ deliver: false, allowPrivate: true, retryScheduleMs: [500, 2_000, 60_000], pollMs: 250, concurrency: 4, disableAfterMs: 60_000, timeoutMs: 500, retentionMs: 7 * 24 * HOUR });
     for (const [name, value] of [
       ['WEBHOOKS_ALLOW_PRIVATE', 'yes'],
       ['WEBHOOKS_RETRY_SCHEDULE', '5,,10'],

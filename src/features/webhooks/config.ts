@@ -21,6 +21,8 @@ export interface WebhookSettings {
   disableAfterMs: number;
   /** The receiver's answer must come within this. */
   timeoutMs: number;
+  /** How long a settled event is kept (for `deliveries` and `replay`) before it is deleted with its attempts. */
+  retentionMs: number;
 }
 
 /** WEBHOOKS_RETRY_SCHEDULE: seconds, comma-separated (`5,300,1800`): one retry per entry. */
@@ -44,6 +46,7 @@ export function readWebhookSettings(env: Env): WebhookSettings {
     concurrency: readInteger(env, 'WEBHOOKS_CONCURRENCY', 16, 1, 256),
     disableAfterMs: readInteger(env, 'WEBHOOKS_DISABLE_AFTER_S', 3 * 86_400, 1, 30 * 86_400) * 1000,
     timeoutMs: readInteger(env, 'WEBHOOKS_TIMEOUT_MS', 15_000, 100, 60_000),
+    retentionMs: readInteger(env, 'WEBHOOKS_RETENTION_DAYS', 30, 1, 3_650) * 86_400_000,
   };
 }
 

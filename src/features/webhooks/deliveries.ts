@@ -36,6 +36,8 @@ export interface DeliveryQueries {
   claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
   /** Records the attempt and its outcome; `disableAfterMs`: an endpoint failing that long without a success is disabled. */
   settle(delivery: ClaimedDelivery, outcome: Settlement, attempt: { at: number; durationMs: number }, disableAfterMs: number): Promise<void>;
+  /** Deletes up to `limit` events committed before `before` whose deliveries are all settled, with those deliveries and their attempts: how many. */
+  purge(before: number, limit: number): Promise<number>;
 }
 
 export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect, now: () => number = Date.now): DeliveryQueries {
@@ -110,6 +112,26 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
         if (event === undefined || endpoint === undefined) return [];
         const secrets = [endpoint.secret, ...(endpoint.previous_secret !== null && Number(endpoint.previous_until) > at ? [endpoint.previous_secret] : [])];
         return [{ id: Number(c.id), attempt: Number(c.attempts), eventId: event.id, event: event.name, body: event.body, createdAt: Number(event.created_at), endpoint: { id: Number(endpoint.id), url: endpoint.url, secrets } }];
+      });
+    },
+
+    async purge(before, limit) {
+      return db.transaction().execute(async (trx) => {
+        const old = await trx
+          .selectFrom('webhook_events as e')
+          .select('e.id')
+          .where('e.created_at', '<', before)
+          .where('e.fanned_out', '=', 1)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id').where('d.state', '=', 'pending'))))
+          .orderBy('e.seq')
+          .limit(limit)
+          .execute();
+        if (old.length === 0) return 0;
+        const ids = old.map((event) => event.id);
+        // Attempts go with their deliveries (on delete cascade).
+        await trx.deleteFrom('webhook_deliveries').where('event_id', 'in', ids).execute();
+        await trx.deleteFrom('webhook_events').where('id', 'in', ids).execute();
+        return ids.length;
       });
     },
 

@@ -21,6 +21,9 @@ import { postEvent } from './send.js';
 const LEASE_TIMEOUTS = 3;
 /** Events fanned out per query. */
 const FAN_OUT_BATCH = 500;
+/** How often old events are deleted, and how many per transaction. */
+const PURGE_EVERY_MS = 3_600_000;
+const PURGE_BATCH = 1_000;
 
 export interface Dispatcher {
   /** Looks for work now (this instance committed events). */
@@ -108,6 +111,12 @@ export function startDispatcher(queries: DeliveryQueries, settings: WebhookSetti
 
   const poll = setInterval(wake, settings.pollMs);
   poll.unref();
+  // Every instance purges; the deletes are idempotent, so two at once only repeat work.
+  const purge = async () => {
+    while (!closed && (await queries.purge(now() - settings.retentionMs, PURGE_BATCH)) === PURGE_BATCH);
+  };
+  const purging = setInterval(() => void purge().catch((error: unknown) => logger.warn({ err: error }, 'could not delete old webhook events: trying again in an hour')), PURGE_EVERY_MS);
+  purging.unref();
   wake();
 
   return {
@@ -115,6 +124,7 @@ export function startDispatcher(queries: DeliveryQueries, settings: WebhookSetti
     async close(waitMs) {
       closed = true;
       clearInterval(poll);
+      clearInterval(purging);
       if (inFlight.size === 0) return;
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
