@@ -86,7 +86,9 @@ export async function listen({ events, forwardTo, port, sandbox, usage }: Listen
         res.writeHead(400).end();
         return;
       }
-      console.log(`${new Date().toISOString()}  ${event.type}  ${String(req.headers['webhook-id'])}  ${JSON.stringify(event.data)}`);
+      // The Animal Store's events say their `type` (Standard Webhooks' advice); another contract's may not.
+      const { type } = event as { type?: unknown };
+      console.log(`${new Date().toISOString()}  ${typeof type === 'string' ? `${type}  ` : ''}${String(req.headers['webhook-id'])}  ${JSON.stringify(event)}`);
       if (forwardTo === undefined) {
         res.writeHead(204).end();
         return;

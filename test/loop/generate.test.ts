@@ -68,10 +68,10 @@ describe('npm run generate', () => {
       "  /examples/stations:\n    get:\n      operationId: list-stations-example\n      summary: List the stations\n      responses:\n        '204':\n          description: None.\n        default:\n          $ref: '#/components/responses/UnexpectedError'\n";
     // A webhook is what the server sends: typed for the sender, never a handler it must serve.
     const webhook =
-      "webhooks:\n  stationOpenedExample:\n    post:\n      operationId: station-opened-example\n      summary: A station opened\n      requestBody:\n        content:\n          application/json:\n            schema:\n              type: object\n      responses:\n        '204':\n          description: Received.\n";
+      "  stationOpenedExample:\n    post:\n      operationId: station-opened-example\n      summary: A station opened\n      requestBody:\n        content:\n          application/json:\n            schema:\n              type: object\n      responses:\n        '204':\n          description: Received.\n";
     const spec = readFileSync(specPath, 'utf8');
-    expect(spec, 'the spec has no webhooks yet: merge this one into them').not.toMatch(/^webhooks:/m);
-    writeFileSync(specPath, `${spec.replace('  /pets/{petId}:\n', `${operation}  /pets/{petId}:\n`)}${webhook}`);
+    expect(spec, 'the spec declares webhooks: this one joins them').toMatch(/^webhooks:\n/m);
+    writeFileSync(specPath, spec.replace('  /pets/{petId}:\n', `${operation}  /pets/{petId}:\n`).replace(/^webhooks:\n/m, `webhooks:\n${webhook}`));
     await generate();
     expect(readFileSync(join(copy, 'generated/openapi.d.ts'), 'utf8')).toContain('"station-opened-example": {');
     expect(existsSync(join(copy, 'handlers', 'stationOpenedExample.ts'))).toBe(false);
