@@ -87,8 +87,9 @@ export async function listen({ events, forwardTo, port, sandbox, usage }: Listen
         return;
       }
       // The Animal Store's events say their `type` (Standard Webhooks' advice); another contract's may not.
-      const { type } = event as { type?: unknown };
-      console.log(`${new Date().toISOString()}  ${typeof type === 'string' ? `${type}  ` : ''}${String(req.headers['webhook-id'])}  ${JSON.stringify(event)}`);
+      const { type, data } = event as { type?: unknown; data?: unknown };
+      const typed = typeof type === 'string' && data !== undefined;
+      console.log(`${new Date().toISOString()}  ${typed ? `${type}  ` : ''}${String(req.headers['webhook-id'])}  ${JSON.stringify(typed ? data : event)}`);
       if (forwardTo === undefined) {
         res.writeHead(204).end();
         return;
