@@ -8,7 +8,7 @@ import { checkEndpointUrl, EndpointRefused, resolveDeliveryAddress } from '../..
 import { readWebhookSettings } from '../../src/features/webhooks/config.js';
 import { createEndpointStore } from '../../src/features/webhooks/endpoints.js';
 import { loadBundledSpec } from '../../src/shared/spec.js';
-import { printTable, usageError } from '../lib/commandLine.js';
+import { fail, printTable, usageError } from '../lib/commandLine.js';
 import { openOperatorDatabase } from './database.js';
 import { listen } from './listen.js';
 
@@ -99,7 +99,10 @@ if (command === 'listen') {
         try {
           await resolveDeliveryAddress(checkEndpointUrl(raw, { allowPrivate }), { allowPrivate });
         } catch (error) {
-          if (error instanceof EndpointRefused) usage(`The endpoint is refused: ${error.message}`);
+          if (error instanceof EndpointRefused) fail(`The endpoint is refused: ${error.message}${allowPrivate ? '' : ' (WEBHOOKS_ALLOW_PRIVATE=true allows http and internal addresses, for development only)'}.`, 2);
+          // The lookup failed: a name that does not resolve (yet) is refused, not stored to fail every attempt.
+          const code = (error as { code?: unknown }).code;
+          if (typeof code === 'string') fail(`The endpoint's host does not resolve (${code}): add it once its DNS name answers.`, 2);
           throw error;
         }
         const { id, secret } = await endpoints.add(raw, events);
