@@ -28,7 +28,8 @@ describe('npm run webhooks (CLI, on a SQLite file)', () => {
   const children: RunningProcess[] = [];
   const closers: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.running()) await stopProcess(child, 'SIGKILL');
+    // SIGTERM: tsx passes it on to the node it started (SIGKILL would leave that one running).
+    for (const child of children.splice(0)) if (child.running()) await stopProcess(child, 'SIGTERM');
     for (const close of closers.splice(0).reverse()) await close();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
