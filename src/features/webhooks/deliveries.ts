@@ -5,6 +5,9 @@
  * UPDATE SKIP LOCKED`, one statement, so it holds behind a transaction-mode pooler too).
  */
 import type { Kysely } from 'kysely';
+import { isDatabaseUnavailable } from '../../shared/unavailable.js';
+import { createBatcher } from '../../store/queries/batcher.js';
+import { prepare } from '../../store/queries/prepared.js';
 import type { Database, Dialect } from '../../store/schema.js';
 import type { Tables } from './tables.js';
 
@@ -30,14 +33,28 @@ export type Settlement =
   | { kind: 'gone'; status: number };
 
 export interface DeliveryQueries {
-  /** Fans out up to `limit` events not fanned out yet: how many. */
-  fanOut(limit: number): Promise<number>;
-  /** Claims up to `limit` due deliveries for `leaseMs`. */
-  claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
-  /** Records the attempt and its outcome; `disableAfterMs`: an endpoint failing that long without a success is disabled. */
+  /**
+   * In one transaction (one commit, one fsync on SQLite): fans out up to `fanOutLimit` events not
+   * fanned out yet, then claims up to `limit` due deliveries for `leaseMs`. `more`: events were
+   * left to fan out.
+   */
+  claim(limit: number, leaseMs: number, fanOutLimit: number): Promise<{ claimed: ClaimedDelivery[]; more: boolean }>;
+  /**
+   * Records the attempt and its outcome; `disableAfterMs`: an endpoint failing that long without a
+   * success is disabled. Settles that arrive together share one transaction (a group commit, as
+   * creates do), so delivering costs the store one commit per batch, not one per event.
+   */
   settle(delivery: ClaimedDelivery, outcome: Settlement, attempt: { at: number; durationMs: number }, disableAfterMs: number): Promise<void>;
   /** Deletes up to `limit` events committed before `before` whose deliveries are all settled, with those deliveries and their attempts: how many. */
   purge(before: number, limit: number): Promise<number>;
+}
+
+/** One attempt to record. */
+interface Settle {
+  delivery: ClaimedDelivery;
+  outcome: Settlement;
+  attempt: { at: number; durationMs: number };
+  disableAfterMs: number;
 }
 
 export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect, now: () => number = Date.now): DeliveryQueries {
@@ -50,38 +67,109 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
     await trx.updateTable('webhook_deliveries').set({ state: 'failed', last_error: `endpoint disabled: ${reason}`, locked_until: null }).where('endpoint_id', '=', endpointId).where('state', '=', 'pending').execute();
   };
 
-  return {
-    async fanOut(limit) {
-      return db.transaction().execute(async (trx) => {
-        const events = await trx
-          .selectFrom('webhook_events')
-          .select(['seq', 'id', 'name', 'created_at'])
-          .where('fanned_out', '=', 0)
-          .orderBy('seq')
-          .limit(limit)
-          .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
-          .execute();
-        if (events.length === 0) return 0;
-        const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events', 'created_at']).where('disabled_at', 'is', null).execute();
-        const due = now();
-        // Those subscribed when it happened: an endpoint added later does not get the past.
-        const rows = events.flatMap((event) =>
-          endpoints
-            .filter((endpoint) => Number(endpoint.created_at) <= Number(event.created_at) && (endpoint.events === null || endpoint.events.split(' ').includes(event.name)))
-            .map((endpoint) => ({ event_id: event.id, endpoint_id: Number(endpoint.id), state: 'pending' as const, next_attempt_at: due })),
-        );
-        // Another instance, or this one before a crash, may have fanned some out already: the pair is unique.
-        for (let i = 0; i < rows.length; i += 500) {
-          await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing()).execute();
-        }
-        await trx.updateTable('webhook_events').set({ fanned_out: 1 }).where('seq', 'in', events.map((event) => event.seq)).execute();
-        return events.length;
-      });
-    },
+  /** Records one attempt and its outcome in `trx`. */
+  const settleIn = async (trx: Db, { delivery, outcome, attempt: { at, durationMs }, disableAfterMs }: Settle): Promise<void> => {
+    const status = outcome.status ?? null;
+    const error = outcome.kind === 'failed' ? (outcome.error ?? null) : null;
+    const mine = trx.updateTable('webhook_deliveries').where('id', '=', delivery.id).where('attempts', '=', delivery.attempt).where('state', '=', 'pending');
+    const settled =
+      outcome.kind === 'delivered'
+        ? await mine.set({ state: 'delivered', delivered_at: at, locked_until: null, last_status: status, last_error: null }).executeTakeFirst()
+        : await mine
+            .set({ state: outcome.kind === 'failed' && outcome.nextAt !== undefined ? 'pending' : 'failed', next_attempt_at: outcome.kind === 'failed' ? (outcome.nextAt ?? at) : at, locked_until: null, last_status: status, last_error: error ?? (outcome.kind === 'gone' ? 'the receiver answered 410 Gone' : null) })
+            .executeTakeFirst();
+    // Taken over after this claim expired (or replayed, or its endpoint removed): the attempt is not this claim's to record.
+    if (Number(settled.numUpdatedRows) === 0) return;
+    await trx.insertInto('webhook_attempts').values({ delivery_id: delivery.id, endpoint_id: delivery.endpoint.id, event_id: delivery.eventId, attempted_at: at, status, error, duration_ms: Math.round(durationMs) }).execute();
+    const endpoint = trx.updateTable('webhook_endpoints').where('id', '=', delivery.endpoint.id);
+    if (outcome.kind === 'delivered') {
+      await endpoint.set({ last_success_at: at, failing_since: null }).execute();
+      return;
+    }
+    await endpoint.set((eb) => ({ last_failure_at: at, failing_since: eb.fn.coalesce('failing_since', eb.val(at)) })).execute();
+    if (outcome.kind === 'gone') return disable(trx, delivery.endpoint.id, at, 'the receiver answered 410 Gone');
+    const row = await trx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', delivery.endpoint.id).executeTakeFirst();
+    if (row?.failing_since != null && at - Number(row.failing_since) >= disableAfterMs) {
+      await disable(trx, delivery.endpoint.id, at, `every delivery failed since ${new Date(Number(row.failing_since)).toISOString()}`);
+    }
+  };
+  // A delivered attempt, the common case, in statements compiled once (building each query per
+  // attempt cost more than running it); the endpoint's success is written once per batch.
+  const markDelivered = prepare<{ id: number; attempt: number; at: number; status: number }, { id: number }>(db, (bind) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'delivered', delivered_at: bind('at'), locked_until: null, last_status: bind('status'), last_error: null })
+      .where('id', '=', bind('id'))
+      .where('attempts', '=', bind('attempt'))
+      .where('state', '=', 'pending')
+      .returning('id'),
+  );
+  type Attempt = { deliveryId: number; endpointId: number; eventId: string; at: number; status: number | null; error: string | null; durationMs: number };
+  const recordAttempt = prepare<Attempt, never>(db, (bind) =>
+    db.insertInto('webhook_attempts').values({ delivery_id: bind('deliveryId'), endpoint_id: bind('endpointId'), event_id: bind('eventId'), attempted_at: bind('at'), status: bind('status'), error: bind('error'), duration_ms: bind('durationMs') }),
+  );
+  const endpointSucceeded = prepare<{ id: number; at: number }, never>(db, (bind) => db.updateTable('webhook_endpoints').set({ last_success_at: bind('at'), failing_since: null }).where('id', '=', bind('id')));
 
-    async claim(limit, leaseMs) {
+  /** Settles the batch in `trx`: delivered attempts by the compiled statements, the others one by one. */
+  const settleAll = async (trx: Db, items: readonly Settle[]): Promise<void> => {
+    const succeeded = new Map<number, number>();
+    for (const item of items) {
+      const { delivery, outcome, attempt } = item;
+      if (outcome.kind !== 'delivered') {
+        await settleIn(trx, item);
+        continue;
+      }
+      // Taken over after this claim expired (or replayed, or its endpoint removed): not this claim's to record.
+      if ((await markDelivered({ id: delivery.id, attempt: delivery.attempt, at: attempt.at, status: outcome.status }, trx)).length === 0) continue;
+      await recordAttempt({ deliveryId: delivery.id, endpointId: delivery.endpoint.id, eventId: delivery.eventId, at: attempt.at, status: outcome.status, error: null, durationMs: Math.round(attempt.durationMs) }, trx);
+      succeeded.set(delivery.endpoint.id, Math.max(succeeded.get(delivery.endpoint.id) ?? 0, attempt.at));
+    }
+    for (const [id, at] of succeeded) await endpointSucceeded({ id, at }, trx);
+  };
+  const settles = createBatcher<Settle, void>({
+    maxBatch: 256,
+    writeBatch: (items) =>
+      db.transaction().execute(async (trx) => {
+        await settleAll(trx, items);
+        return items.map(() => undefined);
+      }),
+    writeOne: (item) => db.transaction().execute((trx) => settleAll(trx, [item])),
+    retryOneByOne: (error) => !isDatabaseUnavailable(error),
+  });
+
+  /** Fans out up to `limit` events not fanned out yet, in `trx`: how many. */
+  const fanOut = async (trx: Db, limit: number): Promise<number> => {
+    const events = await trx
+      .selectFrom('webhook_events')
+      .select(['seq', 'id', 'name', 'created_at'])
+      .where('fanned_out', '=', 0)
+      .orderBy('seq')
+      .limit(limit)
+      .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+      .execute();
+    if (events.length === 0) return 0;
+    const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'events', 'created_at']).where('disabled_at', 'is', null).execute();
+    const due = now();
+    // Those subscribed when it happened: an endpoint added later does not get the past.
+    const rows = events.flatMap((event) =>
+      endpoints
+        .filter((endpoint) => Number(endpoint.created_at) <= Number(event.created_at) && (endpoint.events === null || endpoint.events.split(' ').includes(event.name)))
+        .map((endpoint) => ({ event_id: event.id, endpoint_id: Number(endpoint.id), state: 'pending' as const, next_attempt_at: due })),
+    );
+    // Another instance, or this one before a crash, may have fanned some out already: the pair is unique.
+    for (let i = 0; i < rows.length; i += 500) {
+      await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing()).execute();
+    }
+    await trx.updateTable('webhook_events').set({ fanned_out: 1 }).where('seq', 'in', events.map((event) => event.seq)).execute();
+    return events.length;
+  };
+
+  return {
+    claim: (limit, leaseMs, fanOutLimit) => db.transaction().execute(async (trx) => {
+      const fannedOut = await fanOut(trx, fanOutLimit);
+      const more = fannedOut === fanOutLimit;
       const at = now();
-      const due = db
+      const due = trx
         .selectFrom('webhook_deliveries')
         .select('id')
         .where('state', '=', 'pending')
@@ -90,22 +178,22 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
         .orderBy('next_attempt_at')
         .limit(limit)
         .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked());
-      const claimed = await db
+      const claimed = await trx
         .updateTable('webhook_deliveries')
         .set((eb) => ({ locked_until: at + leaseMs, attempts: eb('attempts', '+', 1) }))
         .where('id', 'in', due)
         .returning(['id', 'event_id', 'endpoint_id', 'attempts'])
         .execute();
-      if (claimed.length === 0) return [];
-      const events = await db.selectFrom('webhook_events').select(['id', 'name', 'body', 'created_at']).where('id', 'in', [...new Set(claimed.map((c) => c.event_id))]).execute();
-      const endpoints = await db
+      if (claimed.length === 0) return { claimed: [], more };
+      const events = await trx.selectFrom('webhook_events').select(['id', 'name', 'body', 'created_at']).where('id', 'in', [...new Set(claimed.map((c) => c.event_id))]).execute();
+      const endpoints = await trx
         .selectFrom('webhook_endpoints')
         .select(['id', 'url', 'secret', 'previous_secret', 'previous_until'])
         .where('id', 'in', [...new Set(claimed.map((c) => Number(c.endpoint_id)))])
         .execute();
       const eventById = new Map(events.map((event) => [event.id, event]));
       const endpointById = new Map(endpoints.map((endpoint) => [Number(endpoint.id), endpoint]));
-      return claimed.flatMap((c) => {
+      const ready = claimed.flatMap((c) => {
         const event = eventById.get(c.event_id);
         const endpoint = endpointById.get(Number(c.endpoint_id));
         // Removed between the claim and this read: nothing to send.
@@ -113,7 +201,8 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
         const secrets = [endpoint.secret, ...(endpoint.previous_secret !== null && Number(endpoint.previous_until) > at ? [endpoint.previous_secret] : [])];
         return [{ id: Number(c.id), attempt: Number(c.attempts), eventId: event.id, event: event.name, body: event.body, createdAt: Number(event.created_at), endpoint: { id: Number(endpoint.id), url: endpoint.url, secrets } }];
       });
-    },
+      return { claimed: ready, more };
+    }),
 
     async purge(before, limit) {
       return db.transaction().execute(async (trx) => {
@@ -135,32 +224,6 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
       });
     },
 
-    async settle(delivery, outcome, { at, durationMs }, disableAfterMs) {
-      await db.transaction().execute(async (trx) => {
-        const status = outcome.status ?? null;
-        const error = outcome.kind === 'failed' ? (outcome.error ?? null) : null;
-        const mine = trx.updateTable('webhook_deliveries').where('id', '=', delivery.id).where('attempts', '=', delivery.attempt).where('state', '=', 'pending');
-        const settled =
-          outcome.kind === 'delivered'
-            ? await mine.set({ state: 'delivered', delivered_at: at, locked_until: null, last_status: status, last_error: null }).executeTakeFirst()
-            : await mine
-                .set({ state: outcome.kind === 'failed' && outcome.nextAt !== undefined ? 'pending' : 'failed', next_attempt_at: outcome.kind === 'failed' ? (outcome.nextAt ?? at) : at, locked_until: null, last_status: status, last_error: error ?? (outcome.kind === 'gone' ? 'the receiver answered 410 Gone' : null) })
-                .executeTakeFirst();
-        // Taken over after this claim expired (or replayed, or its endpoint removed): the attempt is not this claim's to record.
-        if (Number(settled.numUpdatedRows) === 0) return;
-        await trx.insertInto('webhook_attempts').values({ delivery_id: delivery.id, endpoint_id: delivery.endpoint.id, event_id: delivery.eventId, attempted_at: at, status, error, duration_ms: Math.round(durationMs) }).execute();
-        const endpoint = trx.updateTable('webhook_endpoints').where('id', '=', delivery.endpoint.id);
-        if (outcome.kind === 'delivered') {
-          await endpoint.set({ last_success_at: at, failing_since: null }).execute();
-          return;
-        }
-        await endpoint.set((eb) => ({ last_failure_at: at, failing_since: eb.fn.coalesce('failing_since', eb.val(at)) })).execute();
-        if (outcome.kind === 'gone') return disable(trx, delivery.endpoint.id, at, 'the receiver answered 410 Gone');
-        const row = await trx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', delivery.endpoint.id).executeTakeFirst();
-        if (row?.failing_since != null && at - Number(row.failing_since) >= disableAfterMs) {
-          await disable(trx, delivery.endpoint.id, at, `every delivery failed since ${new Date(Number(row.failing_since)).toISOString()}`);
-        }
-      });
-    },
+    settle: (delivery, outcome, attempt, disableAfterMs) => settles.add({ delivery, outcome, attempt, disableAfterMs }),
   };
 }

@@ -81,15 +81,17 @@ export function startDispatcher(queries: DeliveryQueries, settings: WebhookSetti
     inFlight.add(done);
   };
 
-  /** Fans out, then claims while there is room and work. */
+  /**
+   * Fans out and claims while there is room and work. Under load it claims once half the room is
+   * free (one write for several deliveries, not one per delivery that ends); below that it only fans out.
+   */
   async function run(): Promise<void> {
-    while (!closed && (await queries.fanOut(FAN_OUT_BATCH)) === FAN_OUT_BATCH);
     while (!closed) {
-      const room = settings.concurrency - inFlight.size;
-      if (room <= 0) return;
-      const claimed = await queries.claim(room, settings.timeoutMs * LEASE_TIMEOUTS);
+      const free = settings.concurrency - inFlight.size;
+      const room = inFlight.size === 0 || free >= Math.ceil(settings.concurrency / 2) ? free : 0;
+      const { claimed, more } = await queries.claim(room, settings.timeoutMs * LEASE_TIMEOUTS, FAN_OUT_BATCH);
       for (const delivery of claimed) track(delivery);
-      if (claimed.length < room) return;
+      if (!more && (room === 0 || claimed.length < room)) return;
     }
   }
 

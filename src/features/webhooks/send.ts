@@ -8,8 +8,8 @@
  * exchange, a bound on the body read, and no redirects (a 3xx is the receiver's answer, as
  * Standard Webhooks counts anything but a 2xx a failure).
  */
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 
@@ -77,6 +77,31 @@ function errorText(error: unknown): string {
   return typeof code === 'string' && code !== '' ? code : 'request failed';
 }
 
+/** Most receivers' connections kept open at once (each agent's idle sockets close after a while anyway). */
+const MAX_AGENTS = 256;
+const agents = new Map<string, HttpAgent>();
+
+/**
+ * A keep-alive agent per URL origin and pinned address: its connections were opened to that
+ * address, so one is reused only by attempts that resolved to it (a name that now resolves
+ * elsewhere gets a new agent, and the check of the new address). Reusing them spares each
+ * delivery a TCP (and TLS) handshake.
+ */
+function agentFor(target: SendTarget): HttpAgent {
+  const key = `${target.url.origin} ${target.address}`;
+  let agent = agents.get(key);
+  if (agent === undefined) {
+    agent = target.url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true, maxSockets: 64 }) : new HttpAgent({ keepAlive: true, maxSockets: 64 });
+    if (agents.size >= MAX_AGENTS) {
+      const [oldestKey, oldest] = agents.entries().next().value as [string, HttpAgent];
+      oldest.destroy();
+      agents.delete(oldestKey);
+    }
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
 function requestOptions(target: SendTarget, request: SendRequest): RequestOptions {
   const { url } = target;
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -95,8 +120,7 @@ function requestOptions(target: SendTarget, request: SendRequest): RequestOption
     lookup: pinnedLookup(target.address, target.family),
     // The certificate is checked against the name, not the pinned address; an address is no SNI name (RFC 6066).
     ...(url.protocol === 'https:' && isIP(hostname) === 0 ? { servername: hostname } : {}),
-    // A fresh connection each time: a pooled one was opened to whatever address an earlier attempt pinned.
-    agent: false,
+    agent: agentFor(target),
   };
 }
 
