@@ -132,5 +132,6 @@ export async function runAutocannon(request: LoadRequest, expected: number, serv
     responseBytes: Math.round(result.throughput.average / Math.max(1, result.requests.average)),
     cpu: cpuUse(w.before ?? after, after, serverPid, total, childPids()),
     rampMs: w.rampMs,
+    window: { from: w.from, to: w.to },
   };
 }

@@ -44,6 +44,8 @@ export interface RunResult {
   statuses: Record<string, number>;
   responseBytes: number;
   cpu: CpuUse;
+  /** The measured window, performance.now() in this process (./webhooks.ts reads what arrived in it). */
+  window: { from: number; to: number };
   /** autocannon: from the start of the run until every connection had had a response; wrk: NaN (its warm-up is a run of its own). */
   rampMs: number;
 }

@@ -29,7 +29,9 @@ GET /healthz (SQLite); and, where the bundled contract has them (1.3.0; otherwis
 note), putPetPhoto with a 1 MiB PNG, getPetPhoto of a 1 MiB PNG (stored before the rounds) and
 createPet as multipart/form-data with a 64 KiB photo (bench/photos.ts). The peer runs listPets
 limit=20, both getPets, createPet and the upload scenarios (@fastify/multipart, a raw-body parser
-for image/*); the floors listPets limit=20 and both getPets. For the uploads prefer wrk:
+for image/*); the floors listPets limit=20 and both getPets; the server with webhooks on (one
+endpoint, the bench's receiver; --no-webhooks skips it) createPet, after each run waiting until
+its events have arrived. For the uploads prefer wrk:
 autocannon, in this process, reads 1 MiB answers slower than the servers send them. Also: cold start (spawn to the first 200 of the API), RSS
 after load, listPets latency on a 1,000-pet store against a --big one.
 
@@ -38,7 +40,8 @@ Prints a markdown table (medians across rounds of req/s, p50/p99, server CPU µs
 goal of issue 31 (reported, never enforced): getPet (both) and listPets ≥ 1.2× peer, createPet ≥ 3×
 peer, openapi-backend's layer ≤ 10 µs of CPU per getPet (floor + openapi-backend minus the floor
 without router), PostgreSQL reads ≥ 0.9× their no-router floor, RSS after load ≤ 120 MiB, cold
-start ≤ 400 ms. Writes every figure to --out (not committed). Children, temp files and the
+start ≤ 400 ms; and the webhooks issue's: createPet with webhooks on ≥ 0.8× without a subscriber, every
+event delivered. Writes every figure to --out (not committed). Children, temp files and the
 PostgreSQL database are removed on exit, error or Ctrl-C.
 
 Flags:
@@ -63,6 +66,10 @@ Flags:
                       e.g. --server-node-args="--max-semi-space-size=8" (note the =)
   --no-floors         skip the floor servers (and the verdicts that need them)
   --no-peer           skip the Fastify peer (and the verdicts that need it)
+  --no-webhooks       skip the servers with webhooks on (bench/webhooks.ts: per store, our server
+                      on a store of its own with one endpoint subscribed, a node:http receiver in
+                      the bench answering 204; createPet beside the plain server's in the same
+                      rounds, deliveries/s, emit → receiver p50/p99, every event counted)
   --against <dir>     also run another checkout's production server (<dir>/dist/, built there
                       first: npm run build) on the same SQLite store, in the same rounds, as
                       "sqlite before": an A/B of two versions (a redesign is no slower), with the
@@ -92,6 +99,8 @@ export interface BenchOptions {
   floors: boolean;
   /** Also run the Fastify peer (bench/peer.ts) on SQLite. */
   peer: boolean;
+  /** Also run our server with webhooks on and one endpoint (bench/webhooks.ts), per store. */
+  webhooks: boolean;
   /** Another checkout whose dist/ also runs on the SQLite store ("sqlite before"): an A/B in the same rounds. */
   against: string | undefined;
   out: string;
@@ -138,6 +147,7 @@ const FLAGS = {
   'server-node-args': { type: 'string' },
   'no-floors': { type: 'boolean', default: false },
   'no-peer': { type: 'boolean', default: false },
+  'no-webhooks': { type: 'boolean', default: false },
   against: { type: 'string' },
   out: { type: 'string' },
   'load-generator': { type: 'string' },
@@ -169,6 +179,7 @@ export function parseCommandLine(args: readonly string[], env: NodeJS.ProcessEnv
       serverNodeArgs: (flags['server-node-args'] ?? '').split(/\s+/).filter(Boolean),
       floors: !flags['no-floors'],
       peer: !flags['no-peer'],
+      webhooks: !flags['no-webhooks'],
       against: flags.against,
       out: flags.out ?? join(projectRoot, 'bench', 'results', 'latest.json'),
       loadGenerator: loadGenerator(flags['load-generator']),

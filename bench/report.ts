@@ -7,8 +7,9 @@ import type { LoadGenerator, RunResult } from './load.js';
 import type { Memory } from './measure.js';
 import type { BenchOptions } from './options.js';
 import type { Scale } from './scale.js';
-import type { Goal, Scenario } from './scenarios.js';
+import { sameRound, type Goal, type Scenario } from './scenarios.js';
 import { log, median, round2 } from './stats.js';
+import { WEBHOOKS_ENV, WEBHOOKS_ON, webhookLines, type WebhookSummary } from './webhooks.js';
 import { wrkSeconds } from './wrk.js';
 
 export type RoundResult = RunResult & { baselineRps: number };
@@ -63,6 +64,8 @@ export interface Outcome {
   coldStartMs: { runs: number[]; median: number };
   memory: Record<string, Memory>;
   scale: Scale;
+  /** Per store, what the receiver of our server with webhooks on heard (./webhooks.ts). */
+  webhooks: WebhookSummary[];
   goals: Goal[];
 }
 
@@ -135,9 +138,27 @@ function startMemoryScaleSection(o: Outcome): string[] {
   ];
 }
 
+/** Our server with one endpoint subscribed against the same server without, and what its receiver heard. */
+function webhookSection(o: Outcome): string[] {
+  if (o.webhooks.length === 0) return [];
+  const lines = o.webhooks.flatMap((w) => {
+    const store = w.target.slice(0, -WEBHOOKS_ON.length - 1);
+    const hooked = o.summaries.find((s) => s.target === w.target && s.scenario === 'createPet');
+    const plain = o.summaries.find((s) => s.target === store && s.scenario === 'createPet');
+    return webhookLines(w, hooked, plain, sameRound(hooked, plain, (a, b) => a.rps / b.rps));
+  });
+  const settings = Object.entries(WEBHOOKS_ENV).map(([k, v]) => `${k}=${v}`).join(' ');
+  return [
+    `Webhooks: our server on a store of its own with one endpoint subscribed to every event (${settings}, the other WEBHOOKS_* at their defaults), a node:http receiver in the bench's process answering 204 at once, against the plain server (no endpoint: each create still writes its event) in the same rounds. After each of its runs the bench waits until that run's events have arrived. Emit → receiver: the receiver's clock at arrival minus the body's \`timestamp\` (the handler's emit, in the create's transaction).`,
+    '',
+    ...lines,
+  ];
+}
+
 /** The markdown report, on stdout. */
 export function printReport(o: Outcome): void {
-  const report = [`## Animal Store API benchmark — ${new Date().toISOString()}`, '', ...loadSection(o), '', ...startMemoryScaleSection(o)];
+  const webhooks = webhookSection(o);
+  const report = [`## Animal Store API benchmark — ${new Date().toISOString()}`, '', ...loadSection(o), '', ...(webhooks.length ? [...webhooks, ''] : []), ...startMemoryScaleSection(o)];
   if (o.notes.length) report.push('', ...o.notes.map((n) => `Note: ${n}`));
   report.push('', `Total runtime: ${o.runtimeSeconds} s.`);
   console.log(report.join('\n'));
@@ -161,6 +182,7 @@ export function writeResults(o: Outcome): void {
     coldStartMs: o.coldStartMs,
     memoryAfterLoad: o.memory,
     scale: { small: o.opts.smallPets, big: o.opts.big, seedMs: o.scale.seedMs, samplesPerBatch: o.opts.samples, positions: o.scale.rows },
+    webhooks: o.webhooks,
     goals: o.goals,
   };
   mkdirSync(dirname(o.opts.out), { recursive: true });

@@ -16,6 +16,7 @@ import { BASELINES, buildScenarios, deepCursor, FLOOR_NAMES, GET_PET, GET_PET_ON
 import { AUDIENCE, clientToken, signingKey, startProvider, WRITER } from '../test/support/oidcProvider.js';
 import { log, median, round2, runStarted } from './stats.js';
 import { copySqliteStore, prepareSqliteStore, preparePostgresStore, type PreparedStore } from './stores.js';
+import { probeWebhooks, startWebhookReceiver, subscribe, WEBHOOKS_ENV, WEBHOOKS_ON, type WebhookProbe, type WebhookReceiver, type WebhookSummary } from './webhooks.js';
 import { auth, serverCommand, startApi, startBaseline, startFloor, startOAuthServer, startPeer, stop, type ApiServer, type ServerCommand, type Started } from './targets.js';
 
 interface Seeded {
@@ -36,11 +37,16 @@ async function prepareStores(dir: string, opts: BenchOptions, databaseUrl: strin
   const sqlite = await seed(`${opts.pets} pets into SQLite`, () => prepareSqliteStore(dir, 'load', opts.pets, 'kysely'));
   // Copied before any server opens the store: the peer starts from the very same animals and key.
   const peer = opts.peer ? copySqliteStore(sqlite.store, dir, 'peer') : undefined;
+  // The servers with webhooks on get stores of their own (./webhooks.ts): the same animals, one endpoint.
+  const hooked: Partial<Record<'sqlite' | 'postgres', PreparedStore>> = {};
+  if (opts.webhooks) hooked.sqlite = copySqliteStore(sqlite.store, dir, 'webhooks');
   let postgres: Seeded | undefined;
-  if (opts.postgres && databaseUrl) postgres = await seed(`${opts.pets} pets into PostgreSQL`, () => preparePostgresStore(databaseUrl, opts.pets));
-  else if (databaseUrl) notes.push('DATABASE_URL is set but --no-postgres skipped PostgreSQL.');
+  if (opts.postgres && databaseUrl) {
+    postgres = await seed(`${opts.pets} pets into PostgreSQL`, () => preparePostgresStore(databaseUrl, opts.pets));
+    if (opts.webhooks) hooked.postgres = (await seed(`${opts.pets} pets into PostgreSQL (${WEBHOOKS_ON})`, () => preparePostgresStore(databaseUrl, opts.pets))).store;
+  } else if (databaseUrl) notes.push('DATABASE_URL is set but --no-postgres skipped PostgreSQL.');
   else notes.push('DATABASE_URL is not set: PostgreSQL scenarios skipped.');
-  return { sqlite, peer, postgres };
+  return { sqlite, peer, hooked, postgres };
 }
 
 /** Cold starts one after another, with nothing else running: spawn to the first 200 of the API. */
@@ -65,6 +71,8 @@ interface Target {
   deep?: Omit<DeepCursor, 'cursor'>;
   /** Our server, rather than a floor server or the peer: its RSS is a goal. */
   ours: boolean;
+  /** Our server with webhooks on: what its receiver heard, around each load run. */
+  webhooks?: WebhookProbe;
 }
 
 /** The scenarios a floor server answers, and the Fastify peer's. */
@@ -80,6 +88,8 @@ interface Setup {
   baselineKey: string;
   firstPageBytes: number;
   baselineBodyBytes: number;
+  /** The receiver of the servers with webhooks on (undefined with --no-webhooks). */
+  receiver: WebhookReceiver | undefined;
 }
 
 /** The ceiling: the same bytes as our server's first page, from a bare node:http server. */
@@ -93,8 +103,9 @@ async function startCeiling(firstPage: string, key: string): Promise<{ baseline:
   return { baseline, bodyBytes: Buffer.byteLength(body) };
 }
 
-async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | undefined; postgres: Seeded | undefined }, command: ServerCommand, opts: BenchOptions, notes: string[]): Promise<Setup> {
+async function startTargets(stores: Awaited<ReturnType<typeof prepareStores>>, command: ServerCommand, opts: BenchOptions, notes: string[]): Promise<Setup> {
   const key = stores.sqlite.store.key;
+  const receiver = opts.webhooks ? await startWebhookReceiver() : undefined;
   // Contract 1.3.0's uploads, where the bundled contract has them; each one missing is said, and skipped.
   const uploads = photoScenarios();
   for (const line of uploads.skipped) {
@@ -148,6 +159,16 @@ async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | unde
       log(`Fastify peer up in ${Math.round(peer.startMs)} ms`);
       targets.push({ name: `${name} ${PEER}`, store: name, server: peer, scenarios: scenarios.filter((s) => PEER_SCENARIOS.has(s.name)), ours: false });
     }
+    const hookedStore = stores.hooked[name === 'sqlite' ? 'sqlite' : 'postgres'];
+    if (receiver && hookedStore) {
+      // Webhooks on: the same server on a store of its own with one endpoint, the bench's receiver; createPet only.
+      const path = `/hooks/${name}`;
+      await subscribe(hookedStore, receiver.url(path));
+      const hookedName = `${name} ${WEBHOOKS_ON}`;
+      const hooked = await startApi({ ...hookedStore, env: { ...hookedStore.env, ...WEBHOOKS_ENV } }, `server (${hookedName})`, command, opts);
+      const webhooks = await probeWebhooks(hookedName, hookedStore, opts.pets, receiver, path, hooked.pid);
+      targets.push({ name: hookedName, store: name, server: hooked, scenarios: scenarios.filter((s) => s.name === 'createPet'), ours: false, webhooks });
+    }
     if (!opts.floors) continue;
     for (const router of ['none', 'openapi-backend'] as const) {
       const floor = await startFloor(server.store, router, opts);
@@ -168,7 +189,7 @@ async function startTargets(stores: { sqlite: Seeded; peer: PreparedStore | unde
     }
   }
   const { baseline, bodyBytes } = await startCeiling(firstPage, key);
-  return { targets, baseline, baselineKey: key, firstPageBytes: Buffer.byteLength(firstPage), baselineBodyBytes: bodyBytes };
+  return { targets, baseline, baselineKey: key, firstPageBytes: Buffer.byteLength(firstPage), baselineBodyBytes: bodyBytes, receiver };
 }
 
 function describe(r: RunResult, closes: boolean | undefined): string {
@@ -205,10 +226,13 @@ async function runRounds(setup: Setup, opts: BenchOptions): Promise<Map<string, 
         for (const tg of targets) {
           const scenario = tg.scenarios.find((s) => s.name === name);
           if (!scenario) continue;
+          tg.webhooks?.before();
           const r = await runLoad(opts.loadGenerator, scenario.request(tg.server.origin, tg.server.store.key), scenario.expected, tg.server.pid, opts);
           const baselineRps = (scenario.closes ? ceiling[1] : ceiling[0]) ?? Number.NaN;
           record(tg.name, scenario, { ...r, baselineRps });
           log(`round ${round} ${tg.name} ${scenario.name}: ${describe(r, scenario.closes)}, ${round2(r.rps / baselineRps)}× baseline`);
+          // Waits for the run's deliveries, so that none runs into the next target's window.
+          if (tg.webhooks) log(`round ${round} ${tg.name} ${scenario.name}: ${await tg.webhooks.after(r)}`);
         }
       }
     }
@@ -235,6 +259,21 @@ function summariseAll(setup: Setup, runs: Map<string, RoundResult[]>, opts: Benc
   return summaries;
 }
 
+/** Every event of the hooked servers counted (waiting a little for the last), their stores closed, the receiver stopped. */
+async function webhookOutcome(setup: Setup, notes: string[]): Promise<WebhookSummary[]> {
+  const outcome: WebhookSummary[] = [];
+  for (const tg of setup.targets) {
+    if (!tg.webhooks) continue;
+    const summary = await tg.webhooks.finish();
+    await tg.webhooks.close();
+    log(`${tg.name}: ${summary.received} distinct webhook-ids received for ${summary.petsCreated} pets created (${summary.events} events, ${summary.missing} missing, ${summary.duplicates} duplicates); emit → receiver p50 ${summary.lagP50Ms} ms, p99 ${summary.lagP99Ms} ms`);
+    outcome.push(summary);
+  }
+  if (setup.receiver?.malformed) notes.push(`The webhook receiver had ${setup.receiver.malformed} requests that were not a delivery (no webhook-id or no body timestamp).`);
+  await setup.receiver?.close();
+  return outcome;
+}
+
 export async function run(opts: BenchOptions, databaseUrl: string | undefined): Promise<void> {
   const notes: string[] = [];
   log(`options: ${JSON.stringify(opts)}`);
@@ -245,6 +284,7 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
   const setup = await startTargets(stores, command, opts, notes);
   const runs = await runRounds(setup, opts);
   const memory = memoryAfterLoad(setup);
+  const webhooks = await webhookOutcome(setup, notes);
   await Promise.all([...setup.targets.map((tg) => stop(tg.server)), stop(setup.baseline)]);
   await dropDatabases();
   const scale = await measureScale(dir, command, opts);
@@ -266,8 +306,10 @@ export async function run(opts: BenchOptions, databaseUrl: string | undefined): 
     coldStartMs,
     memory,
     scale,
+    webhooks,
     goals: judgeGoals({
       summaries,
+      webhooks,
       rssMiB: Object.fromEntries(setup.targets.filter((tg) => tg.ours).map((tg) => [tg.name, memory[tg.name]?.rssMiB ?? Number.NaN])),
       coldStartMedianMs: coldStartMs.median,
     }),

@@ -5,6 +5,7 @@ import type { LoadRequest } from './load.js';
 import type { PreparedStore } from './stores.js';
 import { auth } from './targets.js';
 import { median, round2 } from './stats.js';
+import { allDelivered, WEBHOOKS_ON, type WebhookSummary } from './webhooks.js';
 
 export interface Scenario {
   name: string;
@@ -139,6 +140,8 @@ export interface GoalInput {
   /** Our servers' RSS after load, by store. */
   rssMiB: Readonly<Record<string, number>>;
   coldStartMedianMs: number;
+  /** What the receiver of each server with webhooks on heard (none with --no-webhooks). */
+  webhooks: readonly WebhookSummary[];
 }
 
 /** Our PostgreSQL server with DATABASE_PREPARED_STATEMENTS=off, directly and through a transaction-mode PgBouncer. */
@@ -184,6 +187,18 @@ export function judgeGoals(input: GoalInput): Goal[] {
   const key = find(`sqlite ${OAUTH}`, GET_PET_KEY);
   const tokenRatio = sameRound(token, key, (a, b) => a.rps / b.rps);
   goals.push(goal('getPet with an OAuth2 token ≥ 0.85× the same call with an API key (one server, same rounds)', tokenRatio, 0.85, `${tokenRatio}× (${token?.rps} vs ${key?.rps} req/s)`));
+  // The webhooks issue: delivering each create's event to one endpoint costs the create at most a fifth, and loses none.
+  for (const store of ['sqlite', 'postgres']) {
+    const hooked = find(`${store} ${WEBHOOKS_ON}`, 'createPet');
+    const plain = find(store, 'createPet');
+    const summary = input.webhooks.find((w) => w.target === `${store} ${WEBHOOKS_ON}`);
+    if (store === 'postgres' && summary === undefined) continue;
+    const label = store === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+    const ratio = sameRound(hooked, plain, (a, b) => a.rps / b.rps);
+    goals.push(goal(`${label} createPet with webhooks on (one endpoint) ≥ 0.8× without a subscriber (same rounds)`, ratio, 0.8, `${ratio}× (${hooked?.rps} vs ${plain?.rps} req/s)`));
+    const lost = summary === undefined ? Number.NaN : allDelivered(summary) ? 0 : 1;
+    goals.push(goal(`${label}: every createPet's event delivered with webhooks on`, lost, 0, summary ? `${summary.received} distinct webhook-ids for ${summary.petsCreated} pets created, ${summary.missing} missing` : '', true));
+  }
   const rss = input.rssMiB.sqlite ?? Number.NaN;
   const postgres = input.rssMiB.postgres === undefined ? '' : `; PostgreSQL's server ${input.rssMiB.postgres} MiB, not judged`;
   goals.push(goal('RSS after load ≤ 120 MiB (SQLite server)', rss, 120, `${rss} MiB${postgres}`, true));

@@ -105,5 +105,6 @@ export async function runWrk(request: LoadRequest, expected: number, serverPid: 
     responseBytes: Math.round(f.bytes / Math.max(1, f.requests)),
     cpu: cpuUse(before, after, serverPid, f.requests, childPids()),
     rampMs: Number.NaN,
+    window: { from: before.at, to: after.at },
   };
 }

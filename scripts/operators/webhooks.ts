@@ -78,7 +78,7 @@ if (command === 'listen') {
   const { value: port, others: c } = option(b, '--port');
   const { value: sandbox, others: d } = option(c, '--sandbox');
   if (d.length > 0) usage(`listen takes no argument ${d[0] ?? ''}`);
-  if (port !== undefined && !/^\d{1,5}$/.test(port)) usage('--port takes a port number');
+  if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65535)) usage('--port takes a port number (0 to 65535)');
   await listen({ events: eventsOf(events), forwardTo, port: port === undefined ? 0 : Number(port), sandbox, usage });
 } else {
   const { config, database, failOnDatabase } = await openOperatorDatabase(usage);
@@ -99,7 +99,11 @@ if (command === 'listen') {
         try {
           await resolveDeliveryAddress(checkEndpointUrl(raw, { allowPrivate }), { allowPrivate });
         } catch (error) {
-          if (error instanceof EndpointRefused) fail(`The endpoint is refused: ${error.message}${allowPrivate ? '' : ' (WEBHOOKS_ALLOW_PRIVATE=true allows http and internal addresses, for development only)'}.`, 2);
+          if (error instanceof EndpointRefused) {
+            // The hint only where the setting would let the URL through: not for a password, a scheme, a bad URL.
+            const lifted = error.reason === 'insecure' || error.reason === 'address' || error.reason === 'localhost';
+            fail(`The endpoint is refused: ${error.message}${allowPrivate || !lifted ? '' : ' (WEBHOOKS_ALLOW_PRIVATE=true allows http and internal addresses, for development only)'}.`, 2);
+          }
           // The lookup failed: a name that does not resolve (yet) is refused, not stored to fail every attempt.
           const code = (error as { code?: unknown }).code;
           if (typeof code === 'string') fail(`The endpoint's host does not resolve (${code}): add it once its DNS name answers.`, 2);
