@@ -81,7 +81,7 @@ if (command === 'listen') {
   if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65535)) usage('--port takes a port number (0 to 65535)');
   await listen({ events: eventsOf(events), forwardTo, port: port === undefined ? 0 : Number(port), sandbox, usage });
 } else {
-  const { config, database, failOnDatabase } = await openOperatorDatabase(usage);
+  const { database, failOnDatabase } = await openOperatorDatabase(usage);
   const endpoints = createEndpointStore(database.db);
   const { allowPrivate } = readWebhookSettings(process.env);
   let exitCode = 0;
@@ -168,6 +168,5 @@ if (command === 'listen') {
   } finally {
     await database.close();
   }
-  void config;
   process.exit(exitCode);
 }
