@@ -1159,6 +1159,8 @@ function asSent(ctx, schema, location, depth = 0) {
 /** Whether `schema` (followed as asSent follows it) marks anything readOnly or writeOnly: a body without marks is left as written, its `$ref`s with it. */
 function marksReadOrWrite(ctx, schema, location, depth = 0) {
   if (depth > 12) return false;
+  // A mark may stand beside a `$ref` (3.1 allows siblings), which deref leaves behind.
+  if (isObject(schema) && (schema.readOnly === true || schema.writeOnly === true)) return true;
   const { node, location: at } = deref(ctx, schema, location);
   if (!isObject(node)) return false;
   if (node.readOnly === true || node.writeOnly === true) return true;
