@@ -56,7 +56,7 @@ async function servePage(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://${HOST}:${(server.address() as AddressInfo).port}` };
 }
 
-describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Chromium, using the typed client (skipped: no browser at ${CHROMIUM})`, () => {
+describe.skipIf(!existsSync(CHROMIUM))(`a page on another origin, in headless Chromium, using the typed client (skipped without a browser at ${CHROMIUM})`, () => {
   let pageServer: Server;
   let pageOrigin: string;
   let browser: Browser;

@@ -34,7 +34,7 @@ async function scenario(baseUrl: string, apiKey: string) {
 (window as unknown as { scenario: typeof scenario }).scenario = scenario;
 `;
 
-describe.skipIf(!existsSync(CHROMIUM))(`the installed package, bundled by esbuild, in headless Chromium against the sandbox (skipped: no browser at ${CHROMIUM})`, () => {
+describe.skipIf(!existsSync(CHROMIUM))(`the installed package, bundled by esbuild, in headless Chromium against the sandbox (skipped without a browser at ${CHROMIUM})`, () => {
   let consumer: Consumer;
   let sandbox: RunningProcess;
   let sandboxBase: string;

@@ -87,7 +87,7 @@ function docsWithHost(origin: string, host: string): Promise<string> {
   });
 }
 
-describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromium (skipped: no browser at ${CHROMIUM})`, () => {
+describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromium (skipped without a browser at ${CHROMIUM})`, () => {
   let buildOutput = '';
   let browser: Browser;
   let context: BrowserContext;
@@ -209,12 +209,14 @@ describe.skipIf(!existsSync(CHROMIUM))(`npm run docs, opened in headless Chromiu
     expect(remote).toEqual([]);
   });
 
-  it('search finds "Add an animal" (POST /pets) by its operationId, "createPet", and by "create"', async () => {
-    for (const query of ['createPet', 'create']) {
-      const results = await search(page, query);
-      expect(results.length, `results for "${query}"`).toBeGreaterThan(0);
-      expect(results[0], `first result for "${query}"`).toMatch(/^POST\s+\/pets\s+Add an animal/);
-    }
+  // "create" also finds the petCreated webhook (its section opens with the POST it is sent as),
+  // so only the operationId must put createPet first.
+  it('search finds "Add an animal" (POST /pets) first by its operationId, "createPet", and among the results for "create"', async () => {
+    const addAnAnimal = /^POST\s+\/pets\s+Add an animal/;
+    const byId = await search(page, 'createPet');
+    expect(byId[0], 'first result for "createPet"').toMatch(addAnAnimal);
+    const byWord = await search(page, 'create');
+    expect(byWord.some((result) => addAnAnimal.test(result)), `results for "create": ${JSON.stringify(byWord)}`).toBe(true);
     await page.keyboard.press('Escape');
   });
 

@@ -69,7 +69,7 @@ async function tryIt(page: Page, operationId: string, key: string, fields: Recor
   return { status: await status.innerText(), headers: await page.getByTestId('try-it-headers').innerText(), body: await page.getByTestId('try-it-body').innerText() };
 }
 
-describe.skipIf(!existsSync(CHROMIUM))(`docs per version, the changes page and Try it, in headless Chromium (skipped: no browser at ${CHROMIUM})`, () => {
+describe.skipIf(!existsSync(CHROMIUM))(`docs per version, the changes page and Try it, in headless Chromium (skipped without a browser at ${CHROMIUM})`, () => {
   let browser: Browser;
   let context: BrowserContext;
   const requests: string[] = [];

@@ -157,7 +157,7 @@ async function servePage(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-describe.skipIf(!existsSync(CHROMIUM))(`the headers in a browser, from another origin (skipped: no browser at ${CHROMIUM})`, () => {
+describe.skipIf(!existsSync(CHROMIUM))(`the headers in a browser, from another origin (skipped without a browser at ${CHROMIUM})`, () => {
   let page: { server: Server; origin: string } | undefined;
   let browser: Browser | undefined;
   let t: TestServer;
