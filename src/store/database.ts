@@ -68,9 +68,10 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   const { default: SQLite } = await import('better-sqlite3');
   mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
+  // The wait first: switching a new file to WAL takes its lock too, and another process may hold it.
+  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('busy_timeout = 5000');
   const statements = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: withUnitsOfWork(new SqliteDialect({ database: statements })) });
   // Compiled queries (./queries/prepared.ts) run on the statements directly, as Kysely's SQLite driver

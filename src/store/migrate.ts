@@ -80,9 +80,11 @@ async function applyAll(migrator: Migrator): Promise<string[]> {
  * Runs the versioned schema migrations at every start: one file each in src/store/migrations/
  * or a feature's migrations/ folder (./migrationFiles.ts), named `NNNN_what.ts` and run in that order (`npm run generate` lists them in
  * generated/migrations.ts, so adding one edits no list). Kysely's Migrator records what ran in its
- * own table. On PostgreSQL everything, the Migrator's own tables included, happens in one
- * transaction that first takes MIGRATION_LOCK, so several instances starting at once apply each
- * migration once, directly or through a transaction pooler, and a failed migration leaves nothing.
+ * own table. Everything, the Migrator's own tables included, happens in one transaction that
+ * first takes the database's lock against other starts: on PostgreSQL MIGRATION_LOCK, on SQLite
+ * the file's write lock (`begin immediate`; the others wait on busy_timeout). So several
+ * instances or scripts starting at once on a new store apply each migration once, directly or
+ * through a transaction pooler, and a failed migration leaves nothing.
  * A migration's name is its file name: never rename or edit one that has shipped; add a new one.
  */
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
@@ -90,13 +92,12 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
   if (unlisted.length > 0) throw new Error(`${unlisted.join(', ')}: not in generated/migrations.ts, so never run: run \`npm run generate\``);
   const forDialect = Object.fromEntries(Object.entries(migrations).map(([name, { up }]): [string, Migration] => [name, { up: (on) => up(on, dialect) }]));
   const provider: MigrationProvider = { getMigrations: async () => forDialect };
-  if (dialect === 'sqlite') return applyAll(new Migrator({ db, provider }));
   // Kysely's Transaction refuses connection(), which the Migrator calls: so the transaction is
   // begun by hand on one connection, and the Migrator told not to open its own.
   return db.connection().execute(async (connection) => {
-    await sql`begin`.execute(connection);
+    await (dialect === 'sqlite' ? sql`begin immediate` : sql`begin`).execute(connection);
     try {
-      await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK)})`.execute(connection);
+      if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK)})`.execute(connection);
       await createMigratorTables(connection);
       const applied = await applyAll(new Migrator({ db: connection, provider, disableTransactions: true }));
       await sql`commit`.execute(connection);

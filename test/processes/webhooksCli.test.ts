@@ -201,7 +201,6 @@ describe('npm run webhooks (CLI processes on a SQLite file)', () => {
       // .invalid never resolves (RFC 6761): a name that does not resolve is refused, not stored to fail every attempt.
       ['https://hooks.animal-store.invalid/hook', /^The endpoint's host does not resolve \((ENOTFOUND|EAI_AGAIN)\): add it once its DNS name answers\.$/, false],
     ];
-    // The file made and migrated by one process first: processes opening a new SQLite file at once race in its migrations.
     expect((await cli(dir, ['list'])).stdout).toContain('No endpoints.');
     const results = await twoAtATime(cases.map(([url]) => () => cli(dir, ['add', url])));
     cases.forEach(([url, reason, hinted], i) => {
