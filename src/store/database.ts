@@ -3,7 +3,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type PostgresPool, type PostgresPoolClient, type SqliteDialectConfig } from 'kysely';
 import type pg from 'pg';
 import { isDatabaseUnavailable } from '../shared/unavailable.js';
 import { redactUrl } from './databaseErrors.js';
@@ -62,6 +62,30 @@ async function migrateOrClose(handle: DatabaseHandle): Promise<DatabaseHandle> {
   return handle;
 }
 
+/**
+ * SQLite rolls a transaction back by itself on some errors (the disk full, an I/O error: SQLITE_FULL,
+ * SQLITE_IOERR, SQLITE_NOMEM). Kysely's ROLLBACK after that fails ("cannot rollback - no
+ * transaction is active"), and that failure is what it throws, in place of the cause: a full disk
+ * answered 500 instead of 503. So a rollback is sent only while a transaction is open.
+ */
+class SqliteDialectAfterAutoRollback extends SqliteDialect {
+  constructor(
+    private readonly config: SqliteDialectConfig,
+    private readonly inTransaction: () => boolean,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const { inTransaction } = this;
+    return new (class extends SqliteDriver {
+      override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+        if (inTransaction()) await super.rollbackTransaction(connection);
+      }
+    })(this.config);
+  }
+}
+
 /** The embedded default: one SQLite file, WAL, and an fsync before a write is acknowledged. */
 export async function openSqlite(path: string): Promise<DatabaseHandle> {
   // Each driver is loaded only when it is used: a start on one store never pays for the other.
@@ -73,7 +97,7 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
   const statements = withStatementCache(sqlite);
-  const db = new Kysely<Database>({ dialect: withUnitsOfWork(new SqliteDialect({ database: statements })) });
+  const db = new Kysely<Database>({ dialect: withUnitsOfWork(new SqliteDialectAfterAutoRollback({ database: statements }, () => sqlite.inTransaction)) });
   // Compiled queries (./queries/prepared.ts) run on the statements directly, as Kysely's SQLite driver
   // would run them, but only while the connection is outside a transaction: during a group
   // commit the connection is the transaction's, and a read must not see its uncommitted rows,
