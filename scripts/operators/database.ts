@@ -38,3 +38,21 @@ export async function openOperatorDatabase(usage: (message: string) => never): P
   const database = await openDatabase(config).catch(failOnDatabase);
   return { config, database, failOnDatabase };
 }
+
+/**
+ * Runs an operator's command on the configured database, then ends the process with the exit code
+ * it returns. A known database failure ends it with one line (failOnDatabase), the connections with
+ * it; the database is closed whatever happens.
+ */
+export async function runOnOperatorDatabase(usage: (message: string) => never, command: (opened: OperatorDatabase) => Promise<number>): Promise<never> {
+  const opened = await openOperatorDatabase(usage);
+  let exitCode = 0;
+  try {
+    exitCode = await command(opened);
+  } catch (error) {
+    opened.failOnDatabase(error);
+  } finally {
+    await opened.database.close();
+  }
+  return process.exit(exitCode);
+}

@@ -9,7 +9,7 @@ import { loadBundledSpec, operationsOf } from '../../src/shared/spec.js';
 import { createApiKeyStore, SCOPE } from '../../src/store/apiKeys.js';
 import { deprecatedUsage } from '../../src/features/deprecation/calls.js';
 import { printTable, usageError } from '../lib/commandLine.js';
-import { openOperatorDatabase } from './database.js';
+import { runOnOperatorDatabase } from './database.js';
 
 const HELP = `Usage: npm run keys -- <command>
 
@@ -34,10 +34,9 @@ if (!command || command === '--help' || command === '-h' || command === 'help') 
   process.exit(command ? 0 : 2);
 }
 
-const { config, database, failOnDatabase } = await openOperatorDatabase(usage);
-const keys = createApiKeyStore(database.db);
-let exitCode = 0;
-try {
+await runOnOperatorDatabase(usage, async ({ config, database }) => {
+  const keys = createApiKeyStore(database.db);
+  let exitCode = 0;
   switch (command) {
     case 'create': {
       const flag = rest.indexOf('--scopes');
@@ -89,10 +88,5 @@ try {
     default:
       usage(`Unknown command: ${command}`);
   }
-} catch (error) {
-  // A known database failure ends the process here, its connections with it; anything else is rethrown.
-  failOnDatabase(error);
-} finally {
-  await database.close();
-}
-process.exit(exitCode);
+  return exitCode;
+});

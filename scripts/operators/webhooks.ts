@@ -9,7 +9,7 @@ import { readWebhookSettings } from '../../src/features/webhooks/config.js';
 import { createEndpointStore } from '../../src/features/webhooks/endpoints.js';
 import { loadBundledSpec } from '../../src/shared/spec.js';
 import { fail, printTable, usageError } from '../lib/commandLine.js';
-import { openOperatorDatabase } from './database.js';
+import { runOnOperatorDatabase } from './database.js';
 import { listen } from './listen.js';
 
 const HELP = `Usage: npm run webhooks -- <command>
@@ -81,15 +81,14 @@ if (command === 'listen') {
   if (port !== undefined && (!/^\d{1,5}$/.test(port) || Number(port) > 65535)) usage('--port takes a port number (0 to 65535)');
   await listen({ events: eventsOf(events), forwardTo, port: port === undefined ? 0 : Number(port), sandbox, usage });
 } else {
-  const { database, failOnDatabase } = await openOperatorDatabase(usage);
-  const endpoints = createEndpointStore(database.db);
-  const { allowPrivate } = readWebhookSettings(process.env);
-  let exitCode = 0;
-  const none = (id: number) => {
-    console.error(`No endpoint has id ${id}.`);
-    exitCode = 1;
-  };
-  try {
+  await runOnOperatorDatabase(usage, async ({ database }) => {
+    const endpoints = createEndpointStore(database.db);
+    const { allowPrivate } = readWebhookSettings(process.env);
+    let exitCode = 0;
+    const none = (id: number) => {
+      console.error(`No endpoint has id ${id}.`);
+      exitCode = 1;
+    };
     switch (command) {
       case 'add': {
         const { value, others } = option(rest, '--events');
@@ -163,10 +162,6 @@ if (command === 'listen') {
       default:
         usage(`Unknown command: ${command}`);
     }
-  } catch (error) {
-    failOnDatabase(error);
-  } finally {
-    await database.close();
-  }
-  process.exit(exitCode);
+    return exitCode;
+  });
 }
