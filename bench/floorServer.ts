@@ -30,7 +30,7 @@ import { answerJson } from '../src/http/respond.js';
 import { createOpenApiBackend } from '../src/http/openapiBackend.js';
 import { createLogger } from '../src/shared/logger.js';
 import { JsonText } from '../src/shared/schemas.js';
-import { openDatabase } from '../src/server.js';
+import { openDatabase } from '../src/store/database.js';
 import { basePathOf, loadBundledSpec, operationsOf } from '../src/shared/spec.js';
 import { createApiKeyStore } from '../src/store/apiKeys.js';
 import { openStores } from '../generated/stores.js';

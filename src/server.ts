@@ -21,7 +21,7 @@ import { docsPath } from './shared/paths.js';
 import { inUnitOfWork } from './store/queries/unitOfWork.js';
 import { basePathOf, loadBundledSpec, type OpenApiDocument } from './shared/spec.js';
 import { createApiKeyStore, type ApiKeyStore } from './store/apiKeys.js';
-import { openPostgres, openSqlite, type DatabaseHandle } from './store/database.js';
+import { openDatabase, type DatabaseHandle } from './store/database.js';
 import { readSecret } from './store/secrets.js';
 
 export interface RunningServer {
@@ -66,10 +66,6 @@ export interface StartOptions {
   keyChecker?: KeyChecker;
   /** Inserts stages into the request path (scripts/sandbox.ts: its marker header and reset route, first). */
   arrangeStages?: AppOptions['arrangeStages'];
-}
-
-export function openDatabase(config: Config): Promise<DatabaseHandle> {
-  return config.databaseUrl ? openPostgres({ connection: config.databaseUrl, preparedStatements: config.databasePreparedStatements ?? true }) : openSqlite(config.sqlitePath);
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {

@@ -6,9 +6,8 @@
  * Anything else is a bug and keeps its stack.
  */
 import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase } from '../../src/server.js';
 import { ConfigError } from '../../src/shared/env.js';
-import type { DatabaseHandle } from '../../src/store/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
 import { describeLocation, explainDatabaseError } from '../../src/store/databaseErrors.js';
 import { fail } from '../lib/commandLine.js';
 

@@ -51,6 +51,20 @@ function typesWithInt8(types: typeof pg.types): pg.CustomTypesConfig {
   } as pg.CustomTypesConfig;
 }
 
+/** Where the data is (src/config.ts reads it from the environment). */
+export interface DatabaseSettings {
+  /** postgres://… when set; otherwise the embedded SQLite file at `sqlitePath`. */
+  databaseUrl: string | undefined;
+  /** Named prepared statements on PostgreSQL (DATABASE_PREPARED_STATEMENTS); undefined: on. */
+  databasePreparedStatements?: boolean | undefined;
+  sqlitePath: string;
+}
+
+/** Opens, and migrates, the database the settings name: PostgreSQL when DATABASE_URL is set, else the SQLite file. */
+export function openDatabase(settings: DatabaseSettings): Promise<DatabaseHandle> {
+  return settings.databaseUrl ? openPostgres({ connection: settings.databaseUrl, preparedStatements: settings.databasePreparedStatements ?? true }) : openSqlite(settings.sqlitePath);
+}
+
 /** Brings the schema up to date; a handle whose migrations failed is closed, not returned. */
 async function migrateOrClose(handle: DatabaseHandle): Promise<DatabaseHandle> {
   try {
