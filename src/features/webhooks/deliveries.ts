@@ -168,6 +168,7 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
     claim: (limit, leaseMs, fanOutLimit) => db.transaction().execute(async (trx) => {
       const fannedOut = await fanOut(trx, fanOutLimit);
       const more = fannedOut === fanOutLimit;
+      if (limit === 0) return { claimed: [], more };
       const at = now();
       const due = trx
         .selectFrom('webhook_deliveries')
