@@ -220,6 +220,13 @@ function poolWithTimeoutsNamesAndEviction(pool: pg.Pool, isServing: () => boolea
         release: () => client.release(wrapper.broken),
       },
     };
+    // node-postgres emits `error` on a client whose connection is lost (a restart, a cut, a
+    // terminated backend) even with no query running, and pg-pool listens only while the client is
+    // idle: checked out by a unit of work between two queries, nobody did, and the process died.
+    // Its next query fails as unavailable; the release destroys it.
+    client.on('error', (error) => {
+      wrapper.broken = error;
+    });
     wrappers.set(client, wrapper);
     return wrapper;
   };
