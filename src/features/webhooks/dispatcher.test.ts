@@ -19,8 +19,8 @@ function settings(): WebhookSettings {
 }
 
 /** DUE deliveries waiting, handed out as claims ask; every claim and settle counted. */
-function queue(url: string) {
-  const waiting: ClaimedDelivery[] = Array.from({ length: DUE }, (_, i) => ({
+function queue(url: string, due = DUE) {
+  const waiting: ClaimedDelivery[] = Array.from({ length: due }, (_, i) => ({
     id: i + 1,
     attempt: 1,
     eventId: `msg_example${String(i).padStart(15, '0')}`,
@@ -64,5 +64,16 @@ describe('the dispatcher asks the store for work once per batch, not once per de
     expect([...counts.settled.values()].every((times) => times === 1)).toBe(true);
     // Claims of half the room (8) at least, and a last few once the queue runs dry.
     expect(counts.claims, `claims: ${counts.claims}, of them empty: ${counts.emptyClaims}`).toBeLessThanOrEqual(DUE / (CONCURRENCY / 2) + 10);
+  });
+
+  it("sends the headers the event's webhook fixes beside Standard Webhooks' own, which a declaration never replaces", async () => {
+    receiver = await startReceiver();
+    const { queries } = queue(`${receiver.url}/hook`, 1);
+    const headers = new Map([['petCreated', { 'x-example-event': 'pet.created', 'webhook-id': 'msg_declared' }]]);
+    dispatcher = startDispatcher(queries, settings(), createLogger('silent'), { headers });
+    await receiver.until((deliveries) => deliveries.length === 1, 10_000);
+    const [delivery] = receiver.deliveries;
+    expect(delivery?.headers['x-example-event']).toBe('pet.created');
+    expect(delivery?.id).toMatch(/^msg_example/);
   });
 });

@@ -32,7 +32,14 @@ export interface Dispatcher {
   close(waitMs: number): Promise<void>;
 }
 
-export function startDispatcher(queries: DeliveryQueries, settings: WebhookSettings, logger: Logger, observers: Observers = {}, now: () => number = Date.now): Dispatcher {
+export interface DispatcherOptions {
+  observers?: Observers;
+  now?: () => number;
+  /** Each event's headers fixed by its webhook in the spec (./headers.ts), sent beside Standard Webhooks' own. */
+  headers?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+}
+
+export function startDispatcher(queries: DeliveryQueries, settings: WebhookSettings, logger: Logger, { observers = {}, now = Date.now, headers: declared = new Map() }: DispatcherOptions = {}): Dispatcher {
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let again = false;
@@ -50,7 +57,7 @@ export function startDispatcher(queries: DeliveryQueries, settings: WebhookSetti
       const timestamp = new Date(at);
       // During a rotation both secrets sign; a receiver accepts the one it knows (space-separated, as the specification allows).
       const signature = delivery.endpoint.secrets.map((secret) => new Webhook(secret).sign(delivery.eventId, timestamp, delivery.body)).join(' ');
-      const headers = { 'webhook-id': delivery.eventId, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': signature };
+      const headers = { ...declared.get(delivery.event), 'webhook-id': delivery.eventId, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': signature };
       const answer = await postEvent(target, { body: delivery.body, headers }, { timeoutMs: settings.timeoutMs });
       if (answer.error !== undefined) return retry(undefined, answer.error);
       if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered', status: answer.status };

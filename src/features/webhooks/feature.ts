@@ -8,6 +8,7 @@ import type { Feature } from '../feature.js';
 import { readWebhookSettings } from './config.js';
 import { createDeliveryQueries } from './deliveries.js';
 import { startDispatcher } from './dispatcher.js';
+import { declaredHeaders } from './headers.js';
 
 /** How long a close waits for the attempts in flight; those it cannot wait for resume after their lease. */
 const CLOSE_WAIT_MS = 5_000;
@@ -19,7 +20,7 @@ export const webhooks: Feature = {
     if (!settings.deliver) return undefined;
     return (host) => {
       if (Object.keys((host.document as { webhooks?: object }).webhooks ?? {}).length === 0) return {};
-      const dispatcher = startDispatcher(createDeliveryQueries(host.database.db, host.database.dialect), settings, host.logger, host.observers);
+      const dispatcher = startDispatcher(createDeliveryQueries(host.database.db, host.database.dialect), settings, host.logger, { observers: host.observers, headers: declaredHeaders(host.document) });
       host.observers.eventsCommitted = () => dispatcher.wake();
       return { close: () => dispatcher.close(CLOSE_WAIT_MS) };
     };
