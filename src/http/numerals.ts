@@ -7,6 +7,7 @@
  * Ajv has no option for this, and openapi-backend leaves coercion to Ajv.
  */
 import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
+import { followLocalRef } from '../shared/spec.js';
 
 export const CANONICAL_NUMERALS = 'x-canonical-numerals';
 
@@ -41,15 +42,7 @@ function pointer(segment: string): string {
  * object (a schema two parameters share) by a local `$ref`: follow those pointers from the root.
  */
 function resolver(root: Schema): Resolve {
-  return function resolve(value) {
-    const schema = asSchema(value);
-    if (typeof schema?.$ref !== 'string' || !schema.$ref.startsWith('#')) return schema;
-    let target: unknown = root;
-    for (const segment of schema.$ref.slice(2).split('/')) {
-      if (segment !== '') target = asSchema(target)?.[decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~') as keyof Schema];
-    }
-    return resolve(target);
-  };
+  return (value) => asSchema(followLocalRef(root, value));
 }
 
 /** 'integer', 'number' or undefined: what a string value of this schema must spell. */

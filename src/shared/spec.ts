@@ -26,6 +26,30 @@ export interface OperationInfo {
   externalDocsUrl?: string;
 }
 
+type Node = Record<string, unknown>;
+const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * What a local `$ref` (`#/components/…`, a JSON Pointer into `root`) names, followed through a
+ * reference to a reference; anything else as it is, and undefined where a pointer leads nowhere or
+ * the references go round in a circle.
+ */
+export function followLocalRef(root: unknown, value: unknown): unknown {
+  const seen = new Set<string>();
+  let current = value;
+  while (isNode(current) && typeof current.$ref === 'string' && current.$ref.startsWith('#')) {
+    if (seen.has(current.$ref)) return undefined;
+    seen.add(current.$ref);
+    let target: unknown = root;
+    for (const segment of current.$ref.slice(1).split('/')) {
+      // Into arrays too (`#/allOf/0`): an index is a key of the array.
+      if (segment !== '') target = typeof target === 'object' && target !== null ? (target as Node)[decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+    }
+    current = target;
+  }
+  return current;
+}
+
 function stringExtension(op: object, key: string): string | undefined {
   const value = (op as Record<string, unknown>)[key];
   return typeof value === 'string' ? value : undefined;

@@ -4,21 +4,13 @@
  * receiver written from the spec expects them. A declared header whose value the spec leaves open
  * has nothing the server could put in it, so it is not sent (docs/operations.md says so).
  */
-import type { OpenApiDocument } from '../../shared/spec.js';
+import { followLocalRef, type OpenApiDocument } from '../../shared/spec.js';
 
 /** Set by the dispatcher and the sender for every delivery: a declaration never replaces them. */
 const SENDERS_OWN = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type', 'content-length', 'user-agent', 'host']);
 
 type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Follows local `$ref`s (`#/components/…`) to what they name; anything else as it is. */
-function resolved(document: OpenApiDocument, value: unknown, depth = 0): unknown {
-  if (!isNode(value) || typeof value.$ref !== 'string' || !value.$ref.startsWith('#/') || depth > 16) return value;
-  let target: unknown = document;
-  for (const part of value.$ref.slice(2).split('/')) target = isNode(target) ? target[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
-  return resolved(document, target, depth + 1);
-}
 
 /** The value a header's schema fixes, as text; undefined when it leaves it open. */
 function fixedValue(schema: unknown): string | undefined {
@@ -33,15 +25,15 @@ export function declaredHeaders(document: OpenApiDocument): Map<string, Record<s
   const webhooks = (document as { webhooks?: unknown }).webhooks;
   if (!isNode(webhooks)) return byEvent;
   for (const [event, item] of Object.entries(webhooks)) {
-    const pathItem = resolved(document, item);
+    const pathItem = followLocalRef(document, item);
     if (!isNode(pathItem)) continue;
-    const operation = resolved(document, pathItem.post);
+    const operation = followLocalRef(document, pathItem.post);
     const parameters = [...(Array.isArray(pathItem.parameters) ? pathItem.parameters : []), ...(isNode(operation) && Array.isArray(operation.parameters) ? operation.parameters : [])];
     const headers: Record<string, string> = {};
-    for (const declared of parameters.map((parameter) => resolved(document, parameter))) {
+    for (const declared of parameters.map((parameter) => followLocalRef(document, parameter))) {
       if (!isNode(declared) || declared.in !== 'header' || typeof declared.name !== 'string') continue;
       const name = declared.name.toLowerCase();
-      const value = fixedValue(resolved(document, declared.schema));
+      const value = fixedValue(followLocalRef(document, declared.schema));
       if (!SENDERS_OWN.has(name) && value !== undefined) headers[name] = value;
     }
     if (Object.keys(headers).length > 0) byEvent.set(event, headers);
