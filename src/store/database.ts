@@ -3,7 +3,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type PostgresPool, type PostgresPoolClient, type SqliteDialectConfig } from 'kysely';
+import { Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type PostgresPool, type PostgresPoolClient, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type pg from 'pg';
 import { isDatabaseUnavailable } from '../shared/unavailable.js';
 import { redactUrl } from './databaseErrors.js';
@@ -31,6 +31,15 @@ export interface DatabaseHandle {
   close(): Promise<void>;
   /** PostgreSQL only: the pool's connections (open, idle) and the queries waiting for one, for the metrics. */
   poolCounts?: () => { total: number; idle: number; waiting: number };
+  /**
+   * Runs `work` in a transaction whose commit does not wait for the disk (PostgreSQL's
+   * asynchronous commit; SQLite's synchronous=NORMAL, its WAL flushed by the next durable commit
+   * or checkpoint): a power cut or an operating system crash, never a crash of the process, may
+   * lose it whole, and the database is then as it was before it. Only for work that is done again
+   * when lost: the webhook dispatcher's claims and settles (a lost one is a delivery sent again,
+   * which at-least-once allows). Its commit cost a delivery a third of its time.
+   */
+  transactionWithoutFsync<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
 }
 
 const PG_INT8_OID = 20;
@@ -110,6 +119,10 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
+  const durable = sqlite.prepare('pragma synchronous = FULL');
+  const notFlushed = sqlite.prepare('pragma synchronous = NORMAL');
+  /** While a transaction without fsync holds the connection: every other statement waits its turn through Kysely. */
+  let withoutFsync = false;
   const statements = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: withUnitsOfWork(new SqliteDialectAfterAutoRollback({ database: statements }, () => sqlite.inTransaction)) });
   // Compiled queries (./queries/prepared.ts) run on the statements directly, as Kysely's SQLite driver
@@ -117,7 +130,7 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
   // commit the connection is the transaction's, and a read must not see its uncommitted rows,
   // so it queues behind it through Kysely's connection lock instead.
   runDirectly(db, function runOnSqliteStatements(text, parameters) {
-    if (sqlite.inTransaction) return undefined;
+    if (sqlite.inTransaction || withoutFsync) return undefined;
     try {
       const statement = statements.prepare(text);
       if (statement.reader) return Promise.resolve(statement.all(parameters) as unknown[]);
@@ -135,6 +148,19 @@ export async function openSqlite(path: string): Promise<DatabaseHandle> {
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+    // The level is the connection's, and cannot change inside a transaction: set around it, with
+    // the connection held, so no other statement commits at the lower level.
+    transactionWithoutFsync: (work) =>
+      db.connection().execute(async (connection) => {
+        notFlushed.run();
+        withoutFsync = true;
+        try {
+          return await connection.transaction().execute(work);
+        } finally {
+          withoutFsync = false;
+          durable.run();
+        }
+      }),
   });
 }
 
@@ -284,6 +310,12 @@ export async function openPostgres(options: PostgresOptions): Promise<DatabaseHa
     },
     close: () => db.destroy(),
     poolCounts: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    // Local to the transaction: behind a transaction-mode pooler the next one, on whatever server connection, is durable again.
+    transactionWithoutFsync: (work) =>
+      db.transaction().execute(async (trx) => {
+        await sql`set local synchronous_commit = off`.execute(trx);
+        return work(trx);
+      }),
   });
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
   handle.schema = rows[0]?.schema ?? undefined;

@@ -7,7 +7,8 @@
  * the tests short; the schedule itself is checked in the quick suite.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/store/schema.js';
 import { verifyWebhook, type WebhookEvent } from '../../client/index.js';
 import { createDeliveryQueries } from '../../src/features/webhooks/deliveries.js';
 import { createEndpointStore } from '../../src/features/webhooks/endpoints.js';
@@ -192,7 +193,7 @@ describe.each(targets)('webhooks [%s]', (target) => {
     const held = await created(t, 'Still pending');
     // Every delivery made so far is settled; the new one waits for the receiver.
     await expect.poll(async () => (await endpoints().list()).find((endpoint) => endpoint.id === endpointId)?.pending, { timeout: 10_000 }).toBe(1);
-    const queries = createDeliveryQueries(t.server.database.db, t.server.database.dialect);
+    const queries = createDeliveryQueries(t.server.database);
     const before = (await outbox(t)).length;
     let purged = 0;
     for (let n = -1; n !== 0; purged += n) n = await queries.purge(Date.now() + 1, 7);
@@ -203,6 +204,28 @@ describe.each(targets)('webhooks [%s]', (target) => {
     expect(attempts.filter((attempt) => attempt.eventId !== kept?.id)).toEqual([]);
     await receiver.up();
     await receiver.until((all) => all.some((d) => d.body.includes(`"id":${held.id},`)));
+  });
+
+  it("the dispatcher's transactions commit without waiting for the disk, roll back whole, and leave every other commit durable", async () => {
+    const { database } = t.server;
+    const level = async (on: Kysely<Database> = database.db) =>
+      database.dialect === 'sqlite' ? String((await sql<{ synchronous: number }>`pragma synchronous`.execute(on)).rows[0]?.synchronous) : String((await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(on)).rows[0]?.synchronous_commit);
+    const durable = database.dialect === 'sqlite' ? '2' : 'on';
+    expect(await level()).toBe(durable);
+    expect(await database.transactionWithoutFsync((trx) => level(trx))).toBe(database.dialect === 'sqlite' ? '1' : 'off');
+    expect(await level()).toBe(durable);
+    const failure = new Error('the work failed');
+    await expect(
+      database.transactionWithoutFsync(async (trx) => {
+        await sql`update webhook_endpoints set url = 'http://examples.invalid/' where id = ${endpointId}`.execute(trx);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect((await endpoints().list()).find((endpoint) => endpoint.id === endpointId)?.url).not.toBe('http://examples.invalid/');
+    expect(await level()).toBe(durable);
+    // A write of a handler's, asked for while one is open, waits for it and commits durably.
+    const [, seen] = await Promise.all([database.transactionWithoutFsync(() => new Promise((resolve) => setTimeout(resolve, 50))), inUnitOfWork(database.db, () => level())]);
+    expect(seen).toBe(durable);
   });
 
   it('a receiver answering 410 is disabled at once: nothing more is sent to it, and list says why', async () => {

@@ -4,11 +4,10 @@
  * path for both dialects; on PostgreSQL the claim skips rows another instance is claiming (`FOR
  * UPDATE SKIP LOCKED`, one statement, so it holds behind a transaction-mode pooler too).
  */
-import type { Kysely } from 'kysely';
 import { isDatabaseUnavailable } from '../../shared/unavailable.js';
 import { createBatcher } from '../../store/queries/batcher.js';
+import type { DatabaseHandle } from '../../store/database.js';
 import { prepare } from '../../store/queries/prepared.js';
-import type { Database, Dialect } from '../../store/schema.js';
 import type { Tables } from './tables.js';
 
 /** A delivery claimed by this instance until `lockedUntil`: what is needed to send it. */
@@ -57,9 +56,17 @@ interface Settle {
   disableAfterMs: number;
 }
 
-export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect, now: () => number = Date.now): DeliveryQueries {
-  const db = store.withTables<Tables>();
+export function createDeliveryQueries(database: Pick<DatabaseHandle, 'db' | 'dialect' | 'transactionWithoutFsync'>, now: () => number = Date.now): DeliveryQueries {
+  const { dialect } = database;
+  const db = database.db.withTables<Tables>();
   type Db = typeof db;
+  /**
+   * Every write of the dispatcher commits without waiting for the disk: one lost to a power cut is
+   * done again (an event fanned out again, on conflict nothing; a delivery claimed or settled again:
+   * sent again, which at-least-once allows). Events themselves are written durably, by the
+   * handler's unit of work.
+   */
+  const transaction = <T>(work: (trx: Db) => Promise<T>): Promise<T> => database.transactionWithoutFsync((trx) => work(trx.withTables<Tables>()));
 
   /** Disables an endpoint: nothing more is sent to it, and what it had pending fails. */
   const disable = async (trx: Db, endpointId: number, at: number, reason: string) => {
@@ -129,11 +136,11 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
   const settles = createBatcher<Settle, void>({
     maxBatch: 256,
     writeBatch: (items) =>
-      db.transaction().execute(async (trx) => {
+      transaction(async (trx) => {
         await settleAll(trx, items);
         return items.map(() => undefined);
       }),
-    writeOne: (item) => db.transaction().execute((trx) => settleAll(trx, [item])),
+    writeOne: (item) => transaction((trx) => settleAll(trx, [item])),
     retryOneByOne: (error) => !isDatabaseUnavailable(error),
   });
 
@@ -165,7 +172,7 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
   };
 
   return {
-    claim: (limit, leaseMs, fanOutLimit) => db.transaction().execute(async (trx) => {
+    claim: (limit, leaseMs, fanOutLimit) => transaction(async (trx) => {
       const fannedOut = await fanOut(trx, fanOutLimit);
       const more = fannedOut === fanOutLimit;
       if (limit === 0) return { claimed: [], more };
@@ -206,7 +213,7 @@ export function createDeliveryQueries(store: Kysely<Database>, dialect: Dialect,
     }),
 
     async purge(before, limit) {
-      return db.transaction().execute(async (trx) => {
+      return transaction(async (trx) => {
         const old = await trx
           .selectFrom('webhook_events as e')
           .select('e.id')

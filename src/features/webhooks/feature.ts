@@ -20,7 +20,7 @@ export const webhooks: Feature = {
     if (!settings.deliver) return undefined;
     return (host) => {
       if (Object.keys((host.document as { webhooks?: object }).webhooks ?? {}).length === 0) return {};
-      const dispatcher = startDispatcher(createDeliveryQueries(host.database.db, host.database.dialect), settings, host.logger, { observers: host.observers, headers: declaredHeaders(host.document) });
+      const dispatcher = startDispatcher(createDeliveryQueries(host.database), settings, host.logger, { observers: host.observers, headers: declaredHeaders(host.document) });
       host.observers.eventsCommitted = () => dispatcher.wake();
       return { close: () => dispatcher.close(CLOSE_WAIT_MS) };
     };
