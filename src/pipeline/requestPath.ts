@@ -21,7 +21,7 @@
  * Each feature (src/features/index.ts) puts its stages before the server's stage it names, when it
  * is configured, and nothing otherwise: a request pays for none that is off. With every feature on:
  *
- *   tracing · exit · metrics · cors · probes · web · before routing · match · deprecation ·
+ *   tracing · exit · metrics · cors · webhooks · probes · web · before routing · match · deprecation ·
  *   authenticate · sunset · rate limit · body · validate · negotiate · answer · ranges · conditional ·
  *   exactly once · handle
  *

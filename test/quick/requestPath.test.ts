@@ -38,7 +38,7 @@ async function visited(name: string, options: Parameters<Injectable['inject']>[0
 
 describe('the request path: one list, each stage once, in order', () => {
   it('lists the stages in the documented order, the configured features among them', () => {
-    expect(listed).toEqual(['exit', 'cors', 'probes', 'web', 'before routing', 'match', 'deprecation', 'authenticate', 'sunset', 'body', 'validate', 'negotiate', 'answer', 'ranges', 'conditional', 'exactly once', 'handle']);
+    expect(listed).toEqual(['exit', 'cors', 'webhooks', 'probes', 'web', 'before routing', 'match', 'deprecation', 'authenticate', 'sunset', 'body', 'validate', 'negotiate', 'answer', 'ranges', 'conditional', 'exactly once', 'handle']);
   });
 
   const created = { name: 'Biscuit', categoryId: 2 };
@@ -69,7 +69,7 @@ describe('the request path: one list, each stage once, in order', () => {
   it('a page outside the API ends in the web lane, past the probes', async () => {
     const result = await visited('the contract', { method: 'GET', url: '/openapi.json', auth: false });
     expect(result.status).toBe(200);
-    expect(result.stages).toEqual(['exit', 'cors', 'probes', 'web']);
+    expect(result.stages).toEqual(['exit', 'cors', 'webhooks', 'probes', 'web']);
   });
 
   it('no contract violation on the way', () => {

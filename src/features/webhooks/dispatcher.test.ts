@@ -29,10 +29,11 @@ function queue(url: string, due = DUE) {
     createdAt: 0,
     endpoint: { id: 1, url, secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] },
   }));
-  const counts = { claims: 0, emptyClaims: 0, settled: new Map<number, number>() };
+  const counts = { claims: 0, emptyClaims: 0, mostAsked: 0, settled: new Map<number, number>() };
   const queries: DeliveryQueries = {
     async claim(limit) {
       counts.claims += 1;
+      counts.mostAsked = Math.max(counts.mostAsked, limit);
       const claimed = waiting.splice(0, limit);
       if (claimed.length === 0) counts.emptyClaims += 1;
       return { claimed, more: false };
@@ -75,5 +76,18 @@ describe('the dispatcher asks the store for work once per batch, not once per de
     const [delivery] = receiver.deliveries;
     expect(delivery?.headers['x-example-event']).toBe('pet.created');
     expect(delivery?.id).toMatch(/^msg_example/);
+  });
+
+  it('keeps no more in flight than its limit says while it gives way, and fills the room when the limit rises', async () => {
+    receiver = await startReceiver(() => ({ status: 204, delayMs: 5 }));
+    const { queries, counts } = queue(`${receiver.url}/hook`, 60);
+    let limit = 2;
+    dispatcher = startDispatcher(queries, settings(), createLogger('silent'), { limit: () => limit });
+    await receiver.until((deliveries) => deliveries.length >= 20, 10_000);
+    expect(counts.mostAsked).toBeLessThanOrEqual(2);
+    limit = CONCURRENCY;
+    dispatcher.wake();
+    await receiver.until((deliveries) => deliveries.length >= 60, 10_000);
+    expect(counts.mostAsked).toBeGreaterThan(2);
   });
 });

@@ -37,9 +37,11 @@ export interface DispatcherOptions {
   now?: () => number;
   /** Each event's headers fixed by its webhook in the spec (./headers.ts), sent beside Standard Webhooks' own. */
   headers?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** Deliveries to keep in flight now (./giveWay.ts: fewer while requests keep the loop busy); WEBHOOKS_CONCURRENCY when unset. */
+  limit?: () => number;
 }
 
-export function startDispatcher(queries: DeliveryQueries, settings: WebhookSettings, logger: Logger, { observers = {}, now = Date.now, headers: declared = new Map() }: DispatcherOptions = {}): Dispatcher {
+export function startDispatcher(queries: DeliveryQueries, settings: WebhookSettings, logger: Logger, { observers = {}, now = Date.now, headers: declared = new Map(), limit = () => settings.concurrency }: DispatcherOptions = {}): Dispatcher {
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let again = false;
@@ -95,13 +97,16 @@ export function startDispatcher(queries: DeliveryQueries, settings: WebhookSetti
    * free (one write for several deliveries, not one per delivery that ends); below that it only
    * fans out, and only when there may be events to fan out: a delivery that ends with no room to
    * fill asks the store nothing (it did, once per delivery, and those empty transactions were a
-   * third of a delivery's cost).
+   * third of a delivery's cost). While it gives way to requests (a limit below the concurrency)
+   * it fans out only with a claim: one transaction per claim, of up to FAN_OUT_BATCH events, not
+   * one per group commit of the requests.
    */
   async function run(): Promise<void> {
     while (!closed) {
-      const free = settings.concurrency - inFlight.size;
-      const room = inFlight.size === 0 || free >= Math.ceil(settings.concurrency / 2) ? free : 0;
-      if (room === 0 && !fanOutDue) return;
+      const most = limit();
+      const free = Math.max(0, most - inFlight.size);
+      const room = inFlight.size === 0 || free >= Math.ceil(most / 2) ? free : 0;
+      if (room === 0 && (!fanOutDue || most < settings.concurrency)) return;
       fanOutDue = false;
       const { claimed, more } = await queries.claim(room, settings.timeoutMs * LEASE_TIMEOUTS, FAN_OUT_BATCH);
       if (more) fanOutDue = true;
