@@ -4,6 +4,7 @@
  * path for both dialects; on PostgreSQL the claim skips rows another instance is claiming (`FOR
  * UPDATE SKIP LOCKED`, one statement, so it holds behind a transaction-mode pooler too).
  */
+import { sql } from 'kysely';
 import { isDatabaseUnavailable } from '../../shared/unavailable.js';
 import { createBatcher } from '../../store/queries/batcher.js';
 import type { DatabaseHandle } from '../../store/database.js';
@@ -153,7 +154,10 @@ export function createDeliveryQueries(database: Pick<DatabaseHandle, 'db' | 'dia
     const events = await trx
       .selectFrom('webhook_events')
       .select('seq')
-      .where('fanned_out', '=', 0)
+      // Literals, not bound values: a partial index (`where fanned_out = 0`, `where state = 'pending'`)
+      // serves only a query whose text says so. PostgreSQL plans a prepared statement once for any
+      // value, and then scanned every event (and every delivery) ever kept, at every fan-out and claim.
+      .where('fanned_out', '=', sql.lit(0))
       .orderBy('seq')
       .limit(limit)
       .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
@@ -193,7 +197,7 @@ export function createDeliveryQueries(database: Pick<DatabaseHandle, 'db' | 'dia
       const due = trx
         .selectFrom('webhook_deliveries')
         .select('id')
-        .where('state', '=', 'pending')
+        .where('state', '=', sql.lit('pending'))
         .where('next_attempt_at', '<=', at)
         .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
         .orderBy('next_attempt_at')
