@@ -7,7 +7,8 @@
  * test/storage/webhooks.test.ts; here, what the commands print and do.
  *
  * Every child runs in a process group of its own: Ctrl-C is sent to the group, as a terminal sends
- * it (tsx and the node it started both get it), and after each test every group must be gone.
+ * it, and after each test every group must be gone. The CLI runs as `npm run webhooks` runs it (node
+ * --import tsx): the tsx CLI in front gave a child 30 ms to say it handles Ctrl-C, then exited 130 (CI, loaded).
  * `add` resolves the host and checks its addresses, and this machine may have no DNS: accepted
  * endpoints are literal public addresses, and a name that does not resolve is one of the refusals.
  */
@@ -26,7 +27,6 @@ import { openSqlite } from '../../src/store/database.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 const run = promisify(execFile);
-const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
 /** Public addresses (93.184.215.0/24): accepted without a DNS lookup. */
 const PUBLIC = 'https://93.184.215.14/animal-store';
 /** The hint a refusal carries when WEBHOOKS_ALLOW_PRIVATE would let the URL through. */
@@ -86,7 +86,7 @@ describe('npm run webhooks (CLI processes on a SQLite file)', () => {
   const envOf = (dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ ...process.env, SQLITE_PATH: join(dir, 'store.sqlite'), DATABASE_URL: '', ...extra });
   /** `npm run webhooks -- <args>` as a finished process: its exit code and what it printed. */
   const cli = (dir: string, args: string[], extra: Record<string, string> = {}): Promise<Ran> =>
-    run(tsx, ['scripts/operators/webhooks.ts', ...args], { cwd: projectRoot, env: envOf(dir, extra), timeout: 50_000 }).then(
+    run(process.execPath, ['--import', 'tsx', 'scripts/operators/webhooks.ts', ...args], { cwd: projectRoot, env: envOf(dir, extra), timeout: 50_000 }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (error: { code?: unknown; stdout?: string; stderr?: string }) => ({ code: typeof error.code === 'number' ? error.code : null, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
     );
@@ -96,7 +96,7 @@ describe('npm run webhooks (CLI processes on a SQLite file)', () => {
     children.push(child);
     return child;
   };
-  const listen = (dir: string, args: string[] = []) => spawnChild(tsx, ['scripts/operators/webhooks.ts', 'listen', ...args], { env: envOf(dir) });
+  const listen = (dir: string, args: string[] = []) => spawnChild(process.execPath, ['--import', 'tsx', 'scripts/operators/webhooks.ts', 'listen', ...args], { env: envOf(dir) });
   /** Ctrl-C as a terminal sends it: SIGINT to the whole foreground group. */
   const ctrlC = (proc: RunningProcess) => {
     const pid = proc.child.pid;
