@@ -84,19 +84,22 @@ export interface StorageHandle {
 const PGLITE_READY_LIMIT_MS = 120_000;
 const PGLITE_ATTEMPTS = 2;
 
+/** A fresh, empty SQLite file in a directory of its own, which dispose removes. */
+export async function openTempSqlite(): Promise<StorageHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
+  const database = await openSqlite(join(dir, 'test.sqlite'));
+  return {
+    database,
+    dispose: async () => {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Opens a fresh, empty store of the given kind. */
 export async function openTestStorage(target: Target): Promise<StorageHandle> {
-  if (target === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'animal-store-test-'));
-    const database = await openSqlite(join(dir, 'test.sqlite'));
-    return {
-      database,
-      dispose: async () => {
-        await database.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
+  if (target === 'sqlite') return openTempSqlite();
   if (target === 'pglite') {
     // pg sees the instance only once it is ready. PGlite's node-postgres adapter answers a connect
     // when the start (initdb in WebAssembly) is done, and on a loaded machine that comes after the

@@ -3,11 +3,9 @@
  * the endpoints enabled and subscribed to it when it happened, once per pair however often it
  * runs. On SQLite here; test/storage/webhooks.test.ts runs the whole path on PostgreSQL too.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqlite, type DatabaseHandle } from '../../store/database.js';
+import { openTempSqlite, type StorageHandle } from '../../../test/support/server.js';
+import type { DatabaseHandle } from '../../store/database.js';
 import { createDeliveryQueries } from './deliveries.js';
 import { createEndpointStore } from './endpoints.js';
 import type { Tables } from './tables.js';
@@ -17,18 +15,15 @@ const URL_B = 'https://b.example/hooks';
 const URL_LATE = 'https://late.example/hooks';
 
 describe('webhook fan-out', () => {
-  let dir: string;
+  let storage: StorageHandle;
   let handle: DatabaseHandle;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'animal-store-fanout-'));
-    handle = await openSqlite(join(dir, 'store.sqlite'));
+    storage = await openTempSqlite();
+    handle = storage.database;
   });
 
-  afterEach(async () => {
-    await handle.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => storage.dispose());
 
   it('sends each event to the endpoints subscribed when it happened, once per pair, even when run again', async () => {
     let clock = 1_000;
