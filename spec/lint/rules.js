@@ -12,6 +12,7 @@
 
 import { handlerName, handlerNameClashes } from './handlerNames.js';
 import { challengeFor, schemeChallenge, unsupportedSchemeReason } from './securitySchemes.js';
+import { fixedHeaderValue, SENDERS_OWN } from './webhookHeaders.js';
 // The formats the server's Ajv checks (src/http/openapiBackend.ts adds ajv-formats' full set).
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 
@@ -1124,6 +1125,46 @@ function FormatAnnotation() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A webhook's required header the server can fill.
+
+/**
+ * The dispatcher sends a header a webhook declares only when its schema fixes the value (`const`,
+ * a one-value `enum`, a `default`): a required one left open is missing from every delivery, so a
+ * receiver generated from the spec refuses them all. A warning: the spec may describe a header a
+ * proxy in front adds. Standard Webhooks' own headers, which the server always sends, are exempt.
+ */
+function WebhookHeaderValue() {
+  return {
+    Root: {
+      leave(root, ctx) {
+        if (!isObject(root.webhooks)) return;
+        for (const [event, rawItem] of Object.entries(root.webhooks)) {
+          const { node: pathItem, location: itemAt } = deref(ctx, rawItem, ctx.location.child(['webhooks', event]));
+          if (!isObject(pathItem)) continue;
+          const { node: operation, location: operationAt } = deref(ctx, pathItem.post, itemAt.child(['post']));
+          const declared = [
+            ...(Array.isArray(pathItem.parameters) ? pathItem.parameters.map((parameter, i) => [parameter, itemAt.child(['parameters', i])]) : []),
+            ...(isObject(operation) && Array.isArray(operation.parameters) ? operation.parameters.map((parameter, i) => [parameter, operationAt.child(['parameters', i])]) : []),
+          ];
+          for (const [raw, rawAt] of declared) {
+            const { node: parameter, location } = deref(ctx, raw, rawAt);
+            if (!isObject(parameter) || parameter.in !== 'header' || parameter.required !== true || typeof parameter.name !== 'string') continue;
+            if (SENDERS_OWN.has(parameter.name.toLowerCase())) continue;
+            if (fixedHeaderValue(deref(ctx, parameter.schema, location.child(['schema'])).node) !== undefined) continue;
+            ctx.report({
+              message:
+                `webhook ${code(event)} requires header ${code(parameter.name)}, but its schema fixes no value, so the server sends every delivery without it ` +
+                `(it sends a declared header whose schema has \`const\`, a one-value \`enum\` or a \`default\`): fix its value so, or make it optional.`,
+              location: location.child(['schema']),
+            });
+          }
+        }
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Preprocessor: a webhook's body is what the server sends.
 
 /**
@@ -1211,6 +1252,7 @@ export default function animalStorePlugin() {
         'integer-bounds': IntegerBounds,
         'operation-handler-name': OperationHandlerName,
         'format-annotation': FormatAnnotation,
+        'webhook-header-value': WebhookHeaderValue,
       },
     },
   };

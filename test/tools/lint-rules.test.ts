@@ -385,6 +385,52 @@ describe('redocly.yaml rules', () => {
     expect(problems.map((p) => `${at(p)} (${p.severity})`)).toEqual(['rule/operation-id-camel-case at #/paths/~1pets/get/operationId (warn)']);
   });
 
+  /** A webhook (made up) declaring Standard Webhooks' `webhook-id` and `extra`, a header of its own, as an operation's parameters. */
+  const webhookWithHeader = (extra: string[]) =>
+    mutate('\ntags:\n', [
+      '',
+      'webhooks:',
+      '  petAdoptedExample:',
+      '    post:',
+      '      operationId: petAdoptedExample',
+      '      summary: An animal was adopted',
+      '      parameters:',
+      '        - name: webhook-id',
+      '          in: header',
+      '          required: true',
+      '          schema:',
+      '            type: string',
+      '            maxLength: 100',
+      ...extra,
+      '      requestBody:',
+      '        content:',
+      '          application/json:',
+      '            schema:',
+      "              $ref: '#/components/schemas/PetName'",
+      '            example: Rex',
+      '      responses:',
+      "        '204':",
+      '          description: Received.',
+      'tags:',
+      '',
+    ].join('\n'));
+  const storeEventHeader = (required: boolean, value: string[]) => ['        - name: X-Example-Event', '          in: header', `          required: ${required}`, '          schema:', '            type: string', '            maxLength: 40', ...value];
+
+  it("a webhook's required header whose schema fixes no value is a warning (webhook-header-value), naming the event and the header: every delivery would go without it", async () => {
+    const problems = (await lint(webhookWithHeader(storeEventHeader(true, [])))).filter((p) => !FROZEN_KNOWN.includes(at(p)));
+    expect(problems.map((p) => `${at(p)} (${p.severity})`)).toEqual(['animal-store/webhook-header-value at #/webhooks/petAdoptedExample/post/parameters/1/schema (warn)']);
+    for (const name of ['`petAdoptedExample`', '`X-Example-Event`', '`const`', 'make it optional']) expect(problems[0]?.message).toContain(name);
+  });
+
+  it.each([
+    ['a const', storeEventHeader(true, ['            const: pet.adopted'])],
+    ['a one-value enum', storeEventHeader(true, ['            enum: [pet.adopted]'])],
+    ['a default', storeEventHeader(true, ['            default: pet.adopted'])],
+    ['no value but optional', storeEventHeader(false, [])],
+  ])("a webhook's header with %s lints clean, as does Standard Webhooks' required webhook-id (the server sends them)", async (_name, extra) => {
+    expect(summary(await lint(webhookWithHeader(extra)))).toEqual([]);
+  });
+
   it("http basic is served, but a 401 whose WWW-Authenticate lists its values must list the Basic challenge the server then sends (server-headers), at each such 401", async () => {
     const problems = (await lint(mutate('      type: http\n      scheme: bearer\n', '      type: http\n      scheme: basic\n'))).filter((p) => !FROZEN_KNOWN.includes(at(p)));
     expect(summary(problems)).toEqual([

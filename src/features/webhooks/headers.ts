@@ -2,22 +2,14 @@
  * The headers a webhook declares beyond Standard Webhooks' three, with the value its schema fixes
  * (`const`, an `enum` of one value, or a `default`): sent with every delivery of that event, as a
  * receiver written from the spec expects them. A declared header whose value the spec leaves open
- * has nothing the server could put in it, so it is not sent (docs/operations.md says so).
+ * has nothing the server could put in it, so it is not sent (docs/operations.md says so; lint
+ * warns of a required one: spec/lint/rules.js, webhook-header-value).
  */
+import { fixedHeaderValue, SENDERS_OWN } from '../../../spec/lint/webhookHeaders.js';
 import { followLocalRef, type OpenApiDocument } from '../../shared/spec.js';
-
-/** Set by the dispatcher and the sender for every delivery: a declaration never replaces them. */
-const SENDERS_OWN = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type', 'content-length', 'user-agent', 'host']);
 
 type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The value a header's schema fixes, as text; undefined when it leaves it open. */
-function fixedValue(schema: unknown): string | undefined {
-  if (!isNode(schema)) return undefined;
-  const one = 'const' in schema ? schema.const : Array.isArray(schema.enum) && schema.enum.length === 1 ? schema.enum[0] : schema.default;
-  return typeof one === 'string' || typeof one === 'number' || typeof one === 'boolean' ? String(one) : undefined;
-}
 
 /** Each webhook's fixed headers, by its name in the spec's `webhooks` (the event a handler emits). */
 export function declaredHeaders(document: OpenApiDocument): Map<string, Record<string, string>> {
@@ -33,7 +25,7 @@ export function declaredHeaders(document: OpenApiDocument): Map<string, Record<s
     for (const declared of parameters.map((parameter) => followLocalRef(document, parameter))) {
       if (!isNode(declared) || declared.in !== 'header' || typeof declared.name !== 'string') continue;
       const name = declared.name.toLowerCase();
-      const value = fixedValue(followLocalRef(document, declared.schema));
+      const value = fixedHeaderValue(followLocalRef(document, declared.schema));
       if (!SENDERS_OWN.has(name) && value !== undefined) headers[name] = value;
     }
     if (Object.keys(headers).length > 0) byEvent.set(event, headers);
