@@ -41,6 +41,23 @@ export function* operationsOf(document: unknown): Generator<OperationAt> {
 }
 
 /**
+ * Every webhook of `document` (OpenAPI 3.1's `webhooks`) as an operation the API sends: `path` is
+ * the webhook's name (the event), each method of its path item (`post`, as a rule) one operation.
+ */
+export function* webhooksOf(document: unknown): Generator<OperationAt> {
+  if (!isNode(document) || !isNode(document.webhooks)) return;
+  for (const [name, raw] of Object.entries(document.webhooks)) {
+    const item = resolveRef(document, raw);
+    if (!isNode(item)) continue;
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!isNode(operation)) continue;
+      yield { path: name, method, item, operation, operationId: typeof operation.operationId === 'string' ? operation.operationId : undefined };
+    }
+  }
+}
+
+/**
  * `value` with its local `$ref`s (`#/components/…`, JSON Pointer escapes undone) followed within
  * `root`, up to 20 hops so a cycle ends; undefined when a reference leads nowhere.
  */

@@ -26,6 +26,7 @@ import { redocly, redoclyEnv } from '../../scripts/lib/redocly.js';
 import { WAIVERS_FILE } from '../../scripts/lib/contract/waivers.js';
 import { append, BREAKS, ERROR_CODES, IF_NONE_MATCH_NARROWED, mutate, PASSES, REMOVE_GET_PET, SUNSET_LINE, SUNSET_PASSES, type Case } from '../support/breakingCorpus.js';
 import { runGate, type GateResult } from '../support/gate.js';
+import { editedContract, RELEASED, WEBHOOK_EDITS } from '../support/webhookContracts.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'animal-store-breaking-'));
@@ -307,5 +308,27 @@ describe('scripts/breaking.ts, the breaking-change gate', () => {
     const [command, inProcess] = await Promise.all([commands.get(BOTH_WAYS.name)!, resultOf(BOTH_WAYS)]);
     expect(command.code, command.stderr).toBe(1);
     expect(command).toEqual(inProcess);
+  });
+
+  // api-smart-diff judges nothing under `webhooks`: scripts/lib/contract/breakingRules.ts does, as what the API sends.
+  describe("webhooks, judged as what the API sends its receivers (released 1.4.0's)", () => {
+    const against = (name: keyof typeof WEBHOOK_EDITS) => gate(['--spec', editedContract(join(tmp, `webhook-${name}.json`), WEBHOOK_EDITS[name]), '--against', RELEASED]);
+
+    it.each([
+      ['removeWebhook', ['webhook petCreated: removed']],
+      ['dropRequiredField', ['webhook petUpdated: [Removed] required status from `data.changed` in Request Body content (application/json) ("changed")']],
+      ['widenEnum', ['webhook petUpdated: [Replaced] possible values of `data.changed[]` in Request Body content (application/json) ("photo")']],
+      ['headerOptional', ['webhook petCreated: parameters.0.required removed (true)', 'webhook petUpdated: parameters.0.required removed (true)', 'webhook petDeleted: parameters.0.required removed (true)']],
+    ] as const)('%s breaks its receivers, naming the webhook', async (name, lines) => {
+      const result = await against(name);
+      expect(result.code).toBe(1);
+      expect(result.breaking).toEqual(lines);
+    });
+
+    it.each(['addWebhook', 'addOptionalField'] as const)('%s breaks nobody', async (name) => {
+      const result = await against(name);
+      expect(result.breaking).toEqual([]);
+      expect(result.code).toBe(0);
+    });
   });
 });

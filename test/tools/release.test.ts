@@ -11,11 +11,13 @@
  * function says.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main as releaseMain } from '../../scripts/lib/contract/releaseCommand.js';
 import { changesMarkdown, contractChanges, type ChangeGroup } from '../../scripts/lib/contract/contractChanges.js';
+import { editedContract, RELEASED, WEBHOOK_EDITS } from '../support/webhookContracts.js';
 import { copyProject, projectRoot, replaceOnce, runCommand, type CommandResult, type ProjectCopy } from '../support/projectCopy.js';
 
 const DATE = '2026-12-01';
@@ -319,6 +321,28 @@ describe('the computed changes (scripts/lib/contract/contractChanges.ts)', () =>
       expect(await contractChanges(released('1.1.0'), released('1.1.0'))).toEqual([]);
     } finally {
       edited.remove();
+    }
+  });
+
+  it('names each webhook added, removed or changed under its own name, as the operations are', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-webhook-changes-'));
+    try {
+      const file = editedContract(join(dir, 'webhooks.json'), WEBHOOK_EDITS.addWebhook, WEBHOOK_EDITS.removeWebhook, WEBHOOK_EDITS.addOptionalField, WEBHOOK_EDITS.headerOptional);
+      const groups = await contractChanges(RELEASED, file);
+      const of = (subject: string) => groups.find((g) => g.subject === subject)?.changes.map((c) => `${c.kind}: ${c.text}`);
+      expect(of('petCreated (webhook)')).toEqual(['removed: Removed webhook']);
+      expect(of('petAdoptedExample (webhook)')).toEqual(['added: Added webhook: An animal was adopted']);
+      expect(of('petUpdated (webhook)')).toEqual(['changed: Made header parameter `webhook-id` optional']);
+      expect(groups.some((g) => g.subject === 'Whole contract')).toBe(false);
+      // 1.3.0 had no webhooks: 1.4.0's are each an added webhook, not "Added `webhooks` to the contract".
+      const first = await contractChanges(join(projectRoot, 'spec', 'released', '1.3.0.json'), RELEASED);
+      expect(first.filter((g) => g.subject.endsWith('(webhook)')).map((g) => [g.subject, g.changes.map((c) => c.text)])).toEqual([
+        ['petCreated (webhook)', ['Added webhook: An animal was added']],
+        ['petUpdated (webhook)', ['Added webhook: An animal was changed']],
+        ['petDeleted (webhook)', ['Added webhook: An animal was removed']],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -73,13 +73,16 @@ const valuesOf = ({ before, after }: Diff) => {
   return values ? ` (${values})` : '';
 };
 
-/** `GET /pets: [Removed] property `status` …`, and the response status the change was seen in. */
+/** `GET /pets: [Removed] property `status` …` (`webhook petCreated: …`), and the response status the change was seen in. */
 function describe(diff: Diff): { line: string; status?: string } {
   const { path, action, description } = diff;
   const [top, template, method, ...rest] = path.map(String);
   const inOperation = top === 'paths' && method !== undefined;
-  const where = inOperation ? `${method.toUpperCase()} ${template}` : path.join('.');
-  const what = description ?? (inOperation && rest.length > 0 ? `${rest.join('.')} ${PAST[action]}` : PAST[action]);
+  // A webhook by its name (`webhook petCreated`), as the changelog names it.
+  const inWebhook = top === 'webhooks' && template !== undefined;
+  const where = inOperation ? `${method.toUpperCase()} ${template}` : inWebhook ? `webhook ${template}` : path.join('.');
+  const within = inWebhook ? path.slice(3).map(String) : rest;
+  const what = description ?? ((inOperation || inWebhook) && within.length > 0 ? `${within.join('.')} ${PAST[action]}` : PAST[action]);
   const line = `${where}: ${what}${valuesOf(diff)}`;
   return inOperation && path[3] === 'responses' ? { line, status: String(path[4]) } : { line };
 }

@@ -9,6 +9,7 @@ import {
   openapi3Rules,
   reverseClassifyRuleTransformer,
   transformComapreRules,
+  transformPathItems,
   type ClassifyRule,
   type ComapreContext,
   type CompareRules,
@@ -121,5 +122,38 @@ export function breakingChangeRules(): CompareRules {
   security.annotate = () => undefined; // the line reads "security removed", not "annotation (security)"
   // A new security scheme breaks no client; an operation that starts to require it does.
   rule(rules, '/components', '/securitySchemes', '/*').$ = [nonBreaking, breaking, breaking];
+  (rules as RuleNode)['/webhooks'] = webhookRules(operation, schemas.response);
   return rules;
+}
+
+/**
+ * api-smart-diff judges nothing under `webhooks`. A webhook is sent by the API and read by its
+ * receivers, so its request (body and headers) is judged as a response is: what a receiver read
+ * may not go or loosen, and new values break it; a new webhook breaks nobody, a removed one
+ * leaves every receiver waiting. What a receiver answers is never a break: any 2xx is delivered
+ * (docs/operations.md).
+ */
+function webhookRules(operation: RuleNode, sent: CompareRules): RuleNode {
+  const asSent = () => ({ ...sent, $: ALL_BREAKING });
+  const body = rule(operation, '/requestBody');
+  const content = rule(body, '/content');
+  const header = {
+    $: [nonBreaking, breaking, breaking],
+    '/required': { $: [nonBreaking, ({ before }: ComapreContext) => breakingIf(before.value === true), ({ after }: ComapreContext) => breakingIf(after.value !== true)] },
+    '/schema': asSent,
+  };
+  const parameters = { ...rule(operation, '/parameters'), $: [nonBreaking, breaking, breaking], '/*': { ...rule(operation, '/parameters', '/*'), ...header } };
+  const sentOperation = {
+    ...operation,
+    $: [nonBreaking, breaking, breaking],
+    '/parameters': parameters,
+    '/requestBody': {
+      ...body,
+      $: [nonBreaking, breaking, breaking],
+      '/required': { $: [nonBreaking, breaking, ({ after }: ComapreContext) => breakingIf(after.value !== true)] },
+      '/content': { ...content, '/*': { ...rule(content, '/*'), '/schema': asSent } },
+    },
+    '/responses': { $: allNonBreaking, '/**': { $: allNonBreaking } },
+  };
+  return { '/*': { $: [nonBreaking, breaking, breaking], transform: [transformPathItems], '/parameters': parameters, '/*': sentOperation } };
 }

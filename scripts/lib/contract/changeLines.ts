@@ -25,13 +25,15 @@ import {
   type SchemaOwner,
   type Seen,
 } from './changeWords.js';
-import { isNode, operationsOf as operationsIn, type Node } from '../operations.js';
+import { isNode, operationsOf as operationsIn, webhooksOf, type Node } from '../operations.js';
 
 // ---------------------------------------------------------------------------------------------
 // Operations.
 
 export interface Operation {
   key: string;
+  /** Where it is declared: an operation the API serves (`paths`) or a webhook it sends (`webhooks`, `template` its name). */
+  root: 'paths' | 'webhooks';
   method: string;
   template: string;
   operationId?: string;
@@ -42,18 +44,25 @@ export interface Operation {
 export function operationsOf(before: unknown, after: unknown): Map<string, Operation> {
   const operations = new Map<string, Operation>();
   for (const [side, document] of [['after', after], ['before', before]] as const) {
-    for (const { path: template, method, operation, operationId } of operationsIn(document)) {
-      const key = `${method} ${template}`;
-      const entry: Operation = operations.get(key) ?? { key, method, template };
-      entry[side] = operation;
-      entry.operationId ??= operationId;
-      operations.set(key, entry);
+    for (const [root, walk] of [['paths', operationsIn], ['webhooks', webhooksOf]] as const) {
+      for (const { path: template, method, operation, operationId } of walk(document)) {
+        const key = operationKey(root, method, template);
+        const entry: Operation = operations.get(key) ?? { key, root, method, template };
+        entry[side] = operation;
+        entry.operationId ??= operationId;
+        operations.set(key, entry);
+      }
     }
   }
   return operations;
 }
 
-export const subjectOf = (op: Operation) => `${op.operationId ? `${op.operationId} ` : ''}(${op.method.toUpperCase()} ${op.template})`.replace(/^\((.*)\)$/, '$1');
+/** The key of an operation in operationsOf's map: `get /pets`, or `webhooks post petCreated`. */
+export const operationKey = (root: Operation['root'], method: string, template: string) => (root === 'paths' ? `${method} ${template}` : `${root} ${method} ${template}`);
+
+/** `getPet (GET /pets/{petId})`; a webhook by its name: `petCreated (webhook)`. */
+export const subjectOf = (op: Operation) =>
+  op.root === 'webhooks' ? `${op.template} (webhook)` : `${op.operationId ? `${op.operationId} ` : ''}(${op.method.toUpperCase()} ${op.template})`.replace(/^\((.*)\)$/, '$1');
 
 /** Who may call: `public (no API key)`, or the schemes by name. */
 function securityWords(requirements: unknown): string {
@@ -170,10 +179,10 @@ export function operationChange(seen: Seen, op: Operation): Described {
     if (diff.action === 'add') {
       const summary = typeof op.after?.summary === 'string' ? `: ${op.after.summary}` : '';
       const deprecated = op.after?.deprecated === true ? ` (deprecated${details ? `: ${details}` : ''})` : '';
-      return { kind: 'added', text: `Added operation${summary}${deprecated}` };
+      return { kind: 'added', text: `Added ${op.root === 'webhooks' ? 'webhook' : 'operation'}${summary}${deprecated}` };
     }
     const sunset = day(op.before?.['x-sunset']);
-    return actionLine(diff.action, `operation${diff.action === 'remove' && sunset ? ` (sunset ${sunset})` : ''}`);
+    return actionLine(diff.action, `${op.root === 'webhooks' ? 'webhook' : 'operation'}${diff.action === 'remove' && sunset ? ` (sunset ${sunset})` : ''}`);
   }
   if (typeof key !== 'string') return undefined;
   if (isWording(key)) return WORDING_LINE;

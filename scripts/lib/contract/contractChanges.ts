@@ -10,7 +10,7 @@
  * and its headers. The same change seen under several statuses of one operation is one line, and
  * wording or examples that changed are one line per operation, not one per text.
  */
-import { operationChange, operationsOf, parameterChange, placed, subjectOf, wholeContractChange, type Operation } from './changeLines.js';
+import { operationChange, operationKey, operationsOf, parameterChange, placed, subjectOf, wholeContractChange, type Operation } from './changeLines.js';
 import { code, isWording, keywordLine, KIND_ORDER, listed, shown, WORDING_LINE, type Change, type Described, type Line, type Seen } from './changeWords.js';
 import { contractDiffs, loadContract } from './contractDiff.js';
 
@@ -83,11 +83,14 @@ export async function contractChanges(beforeFile: string, afterFile: string): Pr
   for (const diff of diffs) {
     const seen: Seen = { diff, before, after };
     const [top, template, method] = diff.path.map(String);
-    const op = method === undefined ? undefined : operations.get(`${method} ${template}`);
-    if (top !== 'paths' || template === undefined) record(whole, wholeContractChange(seen), top === 'info' ? diff.path.slice(0, 2).join('.') : String(top));
+    const root = top === 'paths' || top === 'webhooks' ? top : undefined;
+    const op = root === undefined || template === undefined || method === undefined ? undefined : operations.get(operationKey(root, method, template));
+    if (root === undefined) record(whole, wholeContractChange(seen), top === 'info' ? diff.path.slice(0, 2).join('.') : String(top));
     else if (op) record(builder(op.key), operationChange(seen, op), '');
+    // All the webhooks at once (a contract's first): each one, as if added or removed alone.
+    else if (template === undefined) for (const each of [...operations.values()].filter((o) => o.root === root)) record(builder(each.key), pathItemChange({ ...seen, diff: { ...diff, path: [root, each.template] } }, each, undefined), '');
     // A whole path item, or what it holds for all its operations (its parameters, its wording).
-    else for (const each of [...operations.values()].filter((o) => o.template === template)) record(builder(each.key), pathItemChange(seen, each, method), '');
+    else for (const each of [...operations.values()].filter((o) => o.root === root && o.template === template)) record(builder(each.key), pathItemChange(seen, each, method), '');
   }
   const result: ChangeGroup[] = [];
   for (const op of operations.values()) {
@@ -103,9 +106,9 @@ export async function contractChanges(beforeFile: string, afterFile: string): Pr
 /** A change to the path item `op` is in (`key`: what in it; undefined, the item itself), as it concerns `op`. */
 function pathItemChange(seen: Seen, op: Operation, key: string | undefined): Described {
   const { diff } = seen;
-  if (key === 'parameters') return placed(parameterChange(seen, ['paths', op.template, 'parameters']), { area: 1 });
+  if (key === 'parameters') return placed(parameterChange(seen, [op.root, op.template, 'parameters']), { area: 1 });
   if (isWording(key)) return WORDING_LINE;
-  if (key !== undefined) return keywordLine(diff.action, diff.path.slice(2).join('.'), `path ${code(op.template)}`, diff.before, diff.after);
+  if (key !== undefined) return keywordLine(diff.action, diff.path.slice(2).join('.'), `${op.root === 'webhooks' ? 'webhook' : 'path'} ${code(op.template)}`, diff.before, diff.after);
   if (diff.action !== 'add' && diff.action !== 'remove') return { kind: 'changed', text: `Changed path from ${shown(diff.before) ?? '…'} to ${shown(diff.after) ?? '…'}` };
   // A whole path item added or removed: each operation in it, as if added or removed alone.
   return (diff.action === 'remove' ? op.before : op.after) ? operationChange({ ...seen, diff: { ...diff, path: [...diff.path, op.method] } }, op) : undefined;
